@@ -1,0 +1,14 @@
+package io.localmessage;
+
+import java.util.List;
+
+/**
+ * Runs up to {@link HandlerConfig#batchSize()} tickets of one type at once and returns an outcome
+ * per ticket, in the order of the input list. A thrown exception applies to every ticket of the
+ * batch as a retryable failure ({@link PermanentFailure}: all dead; {@link RetryAfter}: all
+ * postponed). A missing or {@code null} outcome counts as a retryable failure.
+ */
+@FunctionalInterface
+public interface BatchHandler {
+  List<Outcome> handle(List<Message> messages) throws Exception;
+}

@@ -1,0 +1,209 @@
+package io.localmessage;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/** Per-biz-type settings. Immutable; build with {@link #builder()}. */
+public final class HandlerConfig {
+  public static final int DEFAULT_MAX_ATTEMPTS = 10;
+  public static final Duration DEFAULT_HANDLER_TIMEOUT = Duration.ofSeconds(30);
+  public static final Backoff DEFAULT_BACKOFF =
+      Backoff.exponential(Duration.ofSeconds(1), Duration.ofHours(1)).jitter(0.5);
+  public static final int DEFAULT_BATCH_SIZE = 100;
+
+  /** The longest handler timeout accepted; longer work belongs in a job system, not a handler. */
+  public static final Duration MAX_HANDLER_TIMEOUT = Duration.ofHours(1);
+
+  private final int maxAttempts;
+  private final int concurrency;
+  private final Backoff backoff;
+  private final Duration handlerTimeout;
+  private final Duration maxAge;
+  private final boolean ordered;
+  private final Duration retainSucceeded;
+  private final int batchSize;
+  private final boolean retryAfterCountsAttempt;
+
+  private HandlerConfig(Builder b) {
+    this.maxAttempts = b.maxAttempts;
+    this.concurrency = b.concurrency;
+    this.backoff = b.backoff;
+    this.handlerTimeout = b.handlerTimeout;
+    this.maxAge = b.maxAge;
+    this.ordered = b.ordered;
+    this.retainSucceeded = b.retainSucceeded;
+    this.batchSize = b.batchSize;
+    this.retryAfterCountsAttempt = b.retryAfterCountsAttempt;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The defaults: 10 attempts, exponential 1s..1h backoff with jitter, 30s timeout. */
+  public static HandlerConfig defaults() {
+    return builder().build();
+  }
+
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  /** Tickets of this type in flight at once on one replica; 0 means "up to the engine total". */
+  public int concurrency() {
+    return concurrency;
+  }
+
+  public Backoff backoff() {
+    return backoff;
+  }
+
+  public Duration handlerTimeout() {
+    return handlerTimeout;
+  }
+
+  /** Retries stop once a ticket is this old ({@code null}: no limit). */
+  public Duration maxAge() {
+    return maxAge;
+  }
+
+  /** Whether tickets of one aggregate run strictly one after another in id order. */
+  public boolean ordered() {
+    return ordered;
+  }
+
+  /** How long a SUCCEEDED ticket is kept; {@code ZERO} deletes it at once. */
+  public Duration retainSucceeded() {
+    return retainSucceeded;
+  }
+
+  /** Tickets per {@link BatchHandler} call; ignored for a plain {@link Handler}. */
+  public int batchSize() {
+    return batchSize;
+  }
+
+  /** Whether a {@link RetryAfter} outcome uses up an attempt. */
+  public boolean retryAfterCountsAttempt() {
+    return retryAfterCountsAttempt;
+  }
+
+  @Override
+  public String toString() {
+    return "HandlerConfig{maxAttempts="
+        + maxAttempts
+        + ", concurrency="
+        + concurrency
+        + ", backoff="
+        + backoff
+        + ", handlerTimeout="
+        + handlerTimeout
+        + ", maxAge="
+        + maxAge
+        + ", ordered="
+        + ordered
+        + ", retainSucceeded="
+        + retainSucceeded
+        + ", batchSize="
+        + batchSize
+        + "}";
+  }
+
+  /** Builder; every setter checks its bounds at once. */
+  public static final class Builder {
+    private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    private int concurrency = 0;
+    private Backoff backoff = DEFAULT_BACKOFF;
+    private Duration handlerTimeout = DEFAULT_HANDLER_TIMEOUT;
+    private Duration maxAge;
+    private boolean ordered;
+    private Duration retainSucceeded = Duration.ZERO;
+    private int batchSize = DEFAULT_BATCH_SIZE;
+    private boolean retryAfterCountsAttempt;
+
+    private Builder() {}
+
+    /** Deliveries before the ticket goes DEAD; 1 to 1,000. */
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1 || maxAttempts > 1000) {
+        throw new IllegalArgumentException(
+            "maxAttempts must be between 1 and 1000, was " + maxAttempts);
+      }
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /** Per-type in-flight cap on one replica, 1 to 10,000 (0: only the engine total applies). */
+    public Builder concurrency(int concurrency) {
+      if (concurrency < 0 || concurrency > 10_000) {
+        throw new IllegalArgumentException(
+            "concurrency must be between 0 and 10000, was " + concurrency);
+      }
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    public Builder backoff(Backoff backoff) {
+      this.backoff = Objects.requireNonNull(backoff, "backoff");
+      return this;
+    }
+
+    /** Positive and at most one hour; must fit in the engine's lease with the write-back margin. */
+    public Builder handlerTimeout(Duration handlerTimeout) {
+      Objects.requireNonNull(handlerTimeout, "handlerTimeout");
+      if (handlerTimeout.isNegative()
+          || handlerTimeout.isZero()
+          || handlerTimeout.compareTo(MAX_HANDLER_TIMEOUT) > 0) {
+        throw new IllegalArgumentException(
+            "handlerTimeout must be positive and at most "
+                + MAX_HANDLER_TIMEOUT
+                + ", was "
+                + handlerTimeout);
+      }
+      this.handlerTimeout = handlerTimeout;
+      return this;
+    }
+
+    /** Positive, or {@code null} for no limit. */
+    public Builder maxAge(Duration maxAge) {
+      if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
+        throw new IllegalArgumentException("maxAge must be positive or null, was " + maxAge);
+      }
+      this.maxAge = maxAge;
+      return this;
+    }
+
+    public Builder ordered(boolean ordered) {
+      this.ordered = ordered;
+      return this;
+    }
+
+    public Builder retainSucceeded(Duration retainSucceeded) {
+      Objects.requireNonNull(retainSucceeded, "retainSucceeded");
+      if (retainSucceeded.isNegative()) {
+        throw new IllegalArgumentException(
+            "retainSucceeded must not be negative, was " + retainSucceeded);
+      }
+      this.retainSucceeded = retainSucceeded;
+      return this;
+    }
+
+    /** 1 to 10,000 tickets per {@link BatchHandler} call. */
+    public Builder batchSize(int batchSize) {
+      if (batchSize < 1 || batchSize > 10_000) {
+        throw new IllegalArgumentException(
+            "batchSize must be between 1 and 10000, was " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    public Builder retryAfterCountsAttempt(boolean counts) {
+      this.retryAfterCountsAttempt = counts;
+      return this;
+    }
+
+    public HandlerConfig build() {
+      return new HandlerConfig(this);
+    }
+  }
+}

@@ -1,0 +1,14 @@
+package io.localmessage;
+
+/** Base of the few unchecked exceptions the library throws. */
+public class LocalMessageException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  public LocalMessageException(String message) {
+    super(message);
+  }
+
+  public LocalMessageException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

@@ -1,0 +1,97 @@
+package io.localmessage;
+
+import io.localmessage.admin.Admin;
+import java.sql.Connection;
+import java.util.Collection;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * The entry point: saves tickets in the caller's transaction and runs their handlers until each
+ * side effect is done, dead or cancelled.
+ *
+ * <p>Guarantees: a ticket saved in a committed transaction is delivered at least once to the
+ * handler of its biz type on some replica, unless an operator cancels it; it is never delivered
+ * while another delivery of it holds a live lease; a delivery whose lease ran out cannot overwrite
+ * the outcome of a newer one. It does <em>not</em> guarantee exactly-once delivery: handlers must
+ * be idempotent on {@link Message#idemKey()} and consumers should use the inbox.
+ *
+ * <p>Build one per service and share it; it is thread-safe. Configuration is sealed at {@link
+ * #start()}: handlers are registered before.
+ */
+public interface LocalMessages extends AutoCloseable {
+
+  /** A builder on the service's {@link DataSource}; the dialect is detected from it. */
+  static LocalMessagesBuilder builder(DataSource dataSource) {
+    return new LocalMessagesBuilder(dataSource);
+  }
+
+  /** Registers the handler of {@code bizType}; only registered types are claimed here. */
+  LocalMessages register(String bizType, Handler handler, HandlerConfig config);
+
+  /** Registers a batch handler of {@code bizType} (the Kafka relay is one). */
+  LocalMessages registerBatch(String bizType, BatchHandler handler, HandlerConfig config);
+
+  /** Starts the poller and the workers. Without it the engine only runs on {@link #runOnce()}. */
+  void start();
+
+  /**
+   * Saves a ticket through {@code connection}, inside the caller's transaction: never commits,
+   * rolls back or changes autocommit. Throws {@link TransactionRequiredException} on an autocommit
+   * connection and {@link IllegalArgumentException} for bad input, in both cases writing nothing. A
+   * ticket whose {@code (biz_type, idem_key)} exists is a no-op reported by {@link
+   * SaveResult#duplicate()}; the transaction stays usable.
+   *
+   * <p>The duplicate window is the existing ticket's lifetime plus its retention: once a succeeded
+   * ticket is deleted (at once by default), the same key can be saved again. That is why handlers
+   * and consumers must be idempotent themselves.
+   */
+  SaveResult save(Connection connection, NewMessage message);
+
+  /** {@link #save} for several tickets in the same transaction, in order. */
+  List<SaveResult> saveAll(Connection connection, List<NewMessage> messages);
+
+  /**
+   * Opens a transaction on the engine's data source, runs {@code work}, commits, then dispatches
+   * the tickets saved in it at once on this replica when slots are free (the poller remains the
+   * safety net). Rolls back and rethrows when {@code work} throws.
+   */
+  <T> T inTransaction(ConnectionCallback<T> work);
+
+  /**
+   * The weaker, "independent retry store" mode of seed 000: saves the ticket in its own short
+   * transaction on the engine's data source. Use it only for low-risk actions saved after the
+   * business commit: if the process dies between that commit and this call, the intent is lost.
+   */
+  SaveResult saveDetached(NewMessage message);
+
+  /**
+   * Hint that tickets were committed: claims those still due at once, within free slots. Used by
+   * the after-commit fast path; tickets not claimed here are left to the poller.
+   */
+  void dispatchNow(Collection<Long> ticketIds);
+
+  /**
+   * Manual mode: claims due tickets of the registered, unpaused types within free slots, runs them
+   * and waits for their write-backs. Returns how many were delivered. For tests and tools; it works
+   * whether or not the engine was started.
+   */
+  int runOnce();
+
+  /** Operator actions and queries. */
+  Admin admin();
+
+  /** The DDL of this engine's tables for its dialect, with its table names. */
+  String schemaDdl();
+
+  /** The replica id written as {@code lease_owner}. */
+  String replicaId();
+
+  /**
+   * Graceful stop (DESIGN invariant 8): stops claiming, waits for in-flight handlers up to the
+   * shutdown timeout, writes back their outcomes, then releases the leases it still holds so other
+   * replicas take those tickets at once.
+   */
+  @Override
+  void close();
+}

@@ -1,0 +1,262 @@
+package io.localmessage;
+
+import io.localmessage.internal.Engine;
+import io.localmessage.internal.Settings;
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.EngineListener;
+import io.localmessage.spi.ErrorRedactor;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * Builds a {@link LocalMessages}. Every setter checks its bounds at once and says what is allowed;
+ * {@link #build()} checks the settings against each other.
+ */
+public final class LocalMessagesBuilder {
+  public static final String DEFAULT_TABLE = "local_message";
+  public static final String DEFAULT_INBOX_TABLE = "local_inbox";
+  public static final int DEFAULT_CONCURRENCY = 8;
+  public static final Duration DEFAULT_LEASE = Duration.ofMinutes(1);
+  public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+  public static final Duration DEFAULT_WRITE_BACK_MARGIN = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_MAINTENANCE_INTERVAL = Duration.ofSeconds(10);
+  public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+  public static final int DEFAULT_PURGE_BATCH_SIZE = 1000;
+  public static final int DEFAULT_WRITE_BATCH_SIZE = 500;
+
+  /** A plain SQL identifier, optionally schema-qualified; short enough for the derived names. */
+  private static final Pattern TABLE_NAME =
+      Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,39}");
+
+  private final DataSource dataSource;
+  private String table = DEFAULT_TABLE;
+  private String inboxTable = DEFAULT_INBOX_TABLE;
+  private String replicaId;
+  private int concurrency = DEFAULT_CONCURRENCY;
+  private Duration lease = DEFAULT_LEASE;
+  private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+  private Duration writeBackMargin = DEFAULT_WRITE_BACK_MARGIN;
+  private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+  private Duration maintenanceInterval = DEFAULT_MAINTENANCE_INTERVAL;
+  private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+  private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
+  private int writeBatchSize = DEFAULT_WRITE_BATCH_SIZE;
+  private int defaultMaxAttempts = HandlerConfig.DEFAULT_MAX_ATTEMPTS;
+  private Dialect dialect;
+  private boolean autoCreateSchema;
+  private EngineListener listener = EngineListener.NONE;
+  private ErrorRedactor redactor = ErrorRedactor.NONE;
+  private Object meterRegistry;
+
+  LocalMessagesBuilder(DataSource dataSource) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+  }
+
+  /**
+   * The ticket table (default {@value #DEFAULT_TABLE}); the control and audit tables take its name
+   * plus {@code _control} and {@code _audit}. A plain identifier, optionally {@code schema.table}.
+   */
+  public LocalMessagesBuilder table(String table) {
+    this.table = checkTableName("table", table);
+    return this;
+  }
+
+  /** The inbox table (default {@value #DEFAULT_INBOX_TABLE}). */
+  public LocalMessagesBuilder inboxTable(String inboxTable) {
+    this.inboxTable = checkTableName("inboxTable", inboxTable);
+    return this;
+  }
+
+  /** This replica's id, written as {@code lease_owner} (default: host name and pid). */
+  public LocalMessagesBuilder replicaId(String replicaId) {
+    NewMessage.checkText("replicaId", replicaId, 64);
+    this.replicaId = replicaId;
+    return this;
+  }
+
+  /** Handler slots on this replica, all types together: 1 to 1,024. */
+  public LocalMessagesBuilder concurrency(int concurrency) {
+    if (concurrency < 1 || concurrency > 1024) {
+      throw new IllegalArgumentException(
+          "concurrency must be between 1 and 1024, was " + concurrency);
+    }
+    this.concurrency = concurrency;
+    return this;
+  }
+
+  /**
+   * How long a claim holds a ticket: 100 ms to 24 h. Must cover every registered handler timeout
+   * plus the write-back margin, or {@link #build()}/{@code register} refuse.
+   */
+  public LocalMessagesBuilder lease(Duration lease) {
+    this.lease = checkRange("lease", lease, Duration.ofMillis(100), Duration.ofHours(24));
+    return this;
+  }
+
+  /** Idle poll interval: 10 ms to 1 h. A full batch polls again at once. */
+  public LocalMessagesBuilder pollInterval(Duration pollInterval) {
+    this.pollInterval =
+        checkRange("pollInterval", pollInterval, Duration.ofMillis(10), Duration.ofHours(1));
+    return this;
+  }
+
+  /** Time reserved in the lease for writing the outcome back after a handler finishes. */
+  public LocalMessagesBuilder writeBackMargin(Duration margin) {
+    this.writeBackMargin =
+        checkRange("writeBackMargin", margin, Duration.ofMillis(50), Duration.ofMinutes(10));
+    return this;
+  }
+
+  /** How long {@link LocalMessages#close()} waits for in-flight handlers: 0 to 10 min. */
+  public LocalMessagesBuilder shutdownTimeout(Duration timeout) {
+    this.shutdownTimeout =
+        checkRange("shutdownTimeout", timeout, Duration.ZERO, Duration.ofMinutes(10));
+    return this;
+  }
+
+  /** How often expired last attempts are swept to DEAD and retained successes purged. */
+  public LocalMessagesBuilder maintenanceInterval(Duration interval) {
+    this.maintenanceInterval =
+        checkRange("maintenanceInterval", interval, Duration.ofMillis(10), Duration.ofHours(1));
+    return this;
+  }
+
+  /** The largest payload {@code save} accepts: 1 byte to 64 MiB (default 1 MiB). */
+  public LocalMessagesBuilder maxPayloadBytes(int max) {
+    if (max < 1 || max > 64 * 1024 * 1024) {
+      throw new IllegalArgumentException(
+          "maxPayloadBytes must be between 1 and 67108864, was " + max);
+    }
+    this.maxPayloadBytes = max;
+    return this;
+  }
+
+  /** Rows per purge statement: 1 to 100,000. */
+  public LocalMessagesBuilder purgeBatchSize(int size) {
+    if (size < 1 || size > 100_000) {
+      throw new IllegalArgumentException(
+          "purgeBatchSize must be between 1 and 100000, was " + size);
+    }
+    this.purgeBatchSize = size;
+    return this;
+  }
+
+  /** The most outcomes written back in one statement: 1 to 5,000. */
+  public LocalMessagesBuilder writeBatchSize(int size) {
+    if (size < 1 || size > 5_000) {
+      throw new IllegalArgumentException("writeBatchSize must be between 1 and 5000, was " + size);
+    }
+    this.writeBatchSize = size;
+    return this;
+  }
+
+  /** The attempt cap of tickets saved for types not registered on this replica. */
+  public LocalMessagesBuilder defaultMaxAttempts(int maxAttempts) {
+    if (maxAttempts < 1 || maxAttempts > 1000) {
+      throw new IllegalArgumentException(
+          "defaultMaxAttempts must be between 1 and 1000, was " + maxAttempts);
+    }
+    this.defaultMaxAttempts = maxAttempts;
+    return this;
+  }
+
+  /** Overrides the dialect detected from the JDBC metadata. */
+  public LocalMessagesBuilder dialect(Dialect dialect) {
+    this.dialect = Objects.requireNonNull(dialect, "dialect");
+    return this;
+  }
+
+  /** Creates the tables at {@link #build()} when they are missing (default: off, use Flyway). */
+  public LocalMessagesBuilder autoCreateSchema(boolean autoCreate) {
+    this.autoCreateSchema = autoCreate;
+    return this;
+  }
+
+  public LocalMessagesBuilder listener(EngineListener listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
+  public LocalMessagesBuilder errorRedactor(ErrorRedactor redactor) {
+    this.redactor = Objects.requireNonNull(redactor, "redactor");
+    return this;
+  }
+
+  /**
+   * Binds the meters of DESIGN section 6 to a Micrometer {@code MeterRegistry}. Typed as Object so
+   * the core needs Micrometer on the classpath only when this is used.
+   */
+  public LocalMessagesBuilder meterRegistry(Object meterRegistry) {
+    this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+    return this;
+  }
+
+  public LocalMessages build() {
+    if (table.equalsIgnoreCase(inboxTable)) {
+      throw new IllegalArgumentException("table and inboxTable must differ, both are " + table);
+    }
+    Settings settings =
+        new Settings(
+            dataSource,
+            table,
+            inboxTable,
+            replicaId == null ? defaultReplicaId() : replicaId,
+            concurrency,
+            lease,
+            pollInterval,
+            writeBackMargin,
+            shutdownTimeout,
+            maintenanceInterval,
+            maxPayloadBytes,
+            purgeBatchSize,
+            writeBatchSize,
+            defaultMaxAttempts,
+            dialect,
+            autoCreateSchema,
+            listener,
+            redactor,
+            meterRegistry);
+    return new Engine(settings);
+  }
+
+  /** Validates an inbox table name (for {@code Inbox}); not part of the builder API. */
+  public static String checkTableNameForInbox(String name) {
+    return checkTableName("inboxTable", name);
+  }
+
+  static String checkTableName(String what, String name) {
+    if (name == null || !TABLE_NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          what
+              + " '"
+              + name
+              + "' is not a plain SQL identifier: letters, digits and _, at most 40 characters,"
+              + " optionally prefixed by a schema name and a dot");
+    }
+    return name;
+  }
+
+  private static Duration checkRange(String what, Duration value, Duration min, Duration max) {
+    Objects.requireNonNull(value, what);
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(
+          what + " must be between " + min + " and " + max + ", was " + value);
+    }
+    return value;
+  }
+
+  private static String defaultReplicaId() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (Exception e) {
+      host = "unknown-host";
+    }
+    String id = host + "-" + ProcessHandle.current().pid();
+    return id.length() <= 64 ? id : id.substring(id.length() - 64);
+  }
+}

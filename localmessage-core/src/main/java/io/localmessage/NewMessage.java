@@ -1,0 +1,228 @@
+package io.localmessage;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * A ticket to save. Build one with {@link #action} or {@link #event}. Field limits follow the
+ * schema (DESIGN section 2); a value that does not fit is rejected at {@link Builder#build()} with
+ * a message that names the field, so nothing half-valid ever reaches the database. The payload size
+ * limit is the engine's ({@link LocalMessagesBuilder#maxPayloadBytes(int)}), checked at save.
+ */
+public final class NewMessage {
+  public static final int MAX_BIZ_TYPE_LENGTH = 64;
+  public static final int MAX_IDEM_KEY_LENGTH = 128;
+  public static final int MAX_AGGREGATE_ID_LENGTH = 128;
+  public static final int MAX_DESTINATION_LENGTH = 128;
+
+  /** The headers are stored as a small JSON object; this bounds its encoded length. */
+  public static final int MAX_HEADERS_LENGTH = 4096;
+
+  private static final Pattern BIZ_TYPE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:\\-]*");
+
+  private final MessageKind kind;
+  private final String bizType;
+  private final String idemKey;
+  private final String aggregateId;
+  private final String destination;
+  private final byte[] payload;
+  private final Map<String, String> headers;
+  private final Integer maxAttempts;
+  private final Duration delay;
+
+  private NewMessage(Builder b) {
+    this.kind = b.kind;
+    this.bizType = b.bizType;
+    this.idemKey = b.idemKey;
+    this.aggregateId = b.aggregateId;
+    this.destination = b.destination;
+    this.payload = b.payload;
+    this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
+    this.maxAttempts = b.maxAttempts;
+    this.delay = b.delay;
+  }
+
+  /** A ticket that calls something (a payment channel, another service). */
+  public static Builder action(String bizType, String idemKey) {
+    return new Builder(MessageKind.ACTION, bizType, idemKey);
+  }
+
+  /** A ticket that publishes a fact (relayed to Kafka). */
+  public static Builder event(String bizType, String idemKey) {
+    return new Builder(MessageKind.EVENT, bizType, idemKey);
+  }
+
+  public MessageKind kind() {
+    return kind;
+  }
+
+  public String bizType() {
+    return bizType;
+  }
+
+  public String idemKey() {
+    return idemKey;
+  }
+
+  public String aggregateId() {
+    return aggregateId;
+  }
+
+  public String destination() {
+    return destination;
+  }
+
+  /** The payload; the array is shared, do not modify it. */
+  public byte[] payload() {
+    return payload;
+  }
+
+  public Map<String, String> headers() {
+    return headers;
+  }
+
+  /** An explicit attempt cap for this ticket, or {@code null} for the type's (or engine's). */
+  public Integer maxAttempts() {
+    return maxAttempts;
+  }
+
+  /** How long after the save the first attempt becomes due ({@code ZERO}: at once). */
+  public Duration delay() {
+    return delay;
+  }
+
+  /** Checks a biz type name; returns it or throws an {@link IllegalArgumentException}. */
+  public static String checkBizType(String bizType) {
+    checkText("bizType", bizType, MAX_BIZ_TYPE_LENGTH);
+    if (!BIZ_TYPE.matcher(bizType).matches()) {
+      throw new IllegalArgumentException(
+          "bizType '"
+              + bizType
+              + "' has characters outside [A-Za-z0-9._:-] or does not start with a letter or digit");
+    }
+    return bizType;
+  }
+
+  static String checkText(String field, String value, int maxLength) {
+    if (value == null) {
+      throw new IllegalArgumentException(field + " must not be null");
+    }
+    if (value.isBlank()) {
+      throw new IllegalArgumentException(field + " must not be blank");
+    }
+    if (value.length() > maxLength) {
+      throw new IllegalArgumentException(
+          field + " is " + value.length() + " characters, longer than the limit " + maxLength);
+    }
+    return value;
+  }
+
+  private static String checkOptional(String field, String value, int maxLength) {
+    return value == null ? null : checkText(field, value, maxLength);
+  }
+
+  @Override
+  public String toString() {
+    // never the payload: it may carry personal or financial data
+    return "NewMessage{"
+        + kind
+        + ", bizType="
+        + bizType
+        + ", idemKey="
+        + idemKey
+        + ", aggregateId="
+        + aggregateId
+        + ", payloadBytes="
+        + payload.length
+        + "}";
+  }
+
+  /** Builds a {@link NewMessage}; validation happens in {@link #build()}. */
+  public static final class Builder {
+    private final MessageKind kind;
+    private final String bizType;
+    private final String idemKey;
+    private String aggregateId;
+    private String destination;
+    private byte[] payload = new byte[0];
+    private final Map<String, String> headers = new LinkedHashMap<>();
+    private Integer maxAttempts;
+    private Duration delay = Duration.ZERO;
+
+    private Builder(MessageKind kind, String bizType, String idemKey) {
+      this.kind = kind;
+      this.bizType = bizType;
+      this.idemKey = idemKey;
+    }
+
+    public Builder aggregateId(String aggregateId) {
+      this.aggregateId = aggregateId;
+      return this;
+    }
+
+    public Builder destination(String destination) {
+      this.destination = destination;
+      return this;
+    }
+
+    /** The payload bytes; the array is copied. {@code null} means empty. */
+    public Builder payload(byte[] payload) {
+      this.payload = payload == null ? new byte[0] : Arrays.copyOf(payload, payload.length);
+      return this;
+    }
+
+    /** The payload as UTF-8 text. */
+    public Builder payload(String payload) {
+      this.payload =
+          payload == null ? new byte[0] : payload.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      return this;
+    }
+
+    public Builder header(String name, String value) {
+      checkText("header name", name, 128);
+      Objects.requireNonNull(value, () -> "header '" + name + "' value must not be null");
+      headers.put(name, value);
+      return this;
+    }
+
+    /** Overrides the attempt cap of the type for this ticket; at least 1. */
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
+      }
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /** Makes the first attempt due only after {@code delay} (database clock). */
+    public Builder delay(Duration delay) {
+      Objects.requireNonNull(delay, "delay");
+      if (delay.isNegative()) {
+        throw new IllegalArgumentException("delay must not be negative, was " + delay);
+      }
+      this.delay = delay;
+      return this;
+    }
+
+    public NewMessage build() {
+      checkBizType(bizType);
+      checkText("idemKey", idemKey, MAX_IDEM_KEY_LENGTH);
+      checkOptional("aggregateId", aggregateId, MAX_AGGREGATE_ID_LENGTH);
+      checkOptional("destination", destination, MAX_DESTINATION_LENGTH);
+      int encoded = io.localmessage.internal.HeadersCodec.encode(headers).length();
+      if (encoded > MAX_HEADERS_LENGTH) {
+        throw new IllegalArgumentException(
+            "headers encode to "
+                + encoded
+                + " characters, longer than the limit "
+                + MAX_HEADERS_LENGTH);
+      }
+      return new NewMessage(this);
+    }
+  }
+}

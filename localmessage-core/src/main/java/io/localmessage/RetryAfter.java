@@ -1,0 +1,30 @@
+package io.localmessage;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Thrown by a handler to say "not yet": the outcome is unknown or the remote side asked us to come
+ * back later (HTTP {@code Retry-After}, a payment still processing). The ticket becomes due again
+ * after {@link #delay()}. By default this does not use up an attempt; see {@link
+ * HandlerConfig.Builder#retryAfterCountsAttempt(boolean)}.
+ */
+public class RetryAfter extends Exception {
+  private static final long serialVersionUID = 1L;
+
+  private final Duration delay;
+
+  public RetryAfter(Duration delay, String reason) {
+    super(reason);
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("RetryAfter delay must not be negative, was " + delay);
+    }
+    this.delay = delay;
+  }
+
+  /** How long to wait before the next try. */
+  public Duration delay() {
+    return delay;
+  }
+}

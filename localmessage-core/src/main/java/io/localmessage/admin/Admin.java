@@ -1,0 +1,64 @@
+package io.localmessage.admin;
+
+import io.localmessage.MessageStatus;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Operator actions and queries. Every mutating action is recorded in the audit table with the
+ * operator and the reason, and is a version-checked transition like any worker's: an in-flight
+ * delivery of a cancelled ticket cannot bring it back.
+ */
+public interface Admin {
+
+  /** Stops claiming {@code bizType} on every replica (within one poll interval). */
+  void pause(String bizType, String operator, String reason);
+
+  void resume(String bizType, String operator, String reason);
+
+  /** Biz types paused cluster-wide. */
+  List<String> paused();
+
+  /**
+   * Cancels a PENDING or DEAD ticket: no further tries, nothing undone. Returns false when the
+   * ticket does not exist or is SUCCEEDED/CANCELED.
+   */
+  boolean cancel(long id, String operator, String reason);
+
+  /** Puts DEAD tickets back to PENDING, due now, attempts reset. Returns how many moved. */
+  int requeueDead(Collection<Long> ids, String operator, String reason);
+
+  /** Requeues every DEAD ticket of {@code bizType}, in batches. Returns how many moved. */
+  int requeueAllDead(String bizType, String operator, String reason);
+
+  /** Backlog per biz type present in the table or paused. */
+  List<TypeStats> stats();
+
+  /** DEAD tickets of {@code bizType} (null: all types) with id above {@code afterId}, by id. */
+  List<TicketView> listDead(String bizType, long afterId, int limit);
+
+  Optional<TicketView> get(long id);
+
+  /** The payload of a ticket, or empty when the ticket does not exist. */
+  Optional<byte[]> payload(long id);
+
+  /** Tickets of an aggregate, oldest first (at most {@code limit}). */
+  List<TicketView> findByAggregate(String aggregateId, int limit);
+
+  /** Tickets with this idempotency key across biz types. */
+  List<TicketView> findByIdemKey(String idemKey);
+
+  /** The audit trail of one ticket, oldest first. */
+  List<AuditEntry> audit(long ticketId);
+
+  /**
+   * Deletes tickets in terminal {@code status} last updated more than {@code olderThan} ago, in
+   * statements of at most the engine's purge batch size. Returns how many were deleted.
+   */
+  int purge(MessageStatus status, Duration olderThan);
+
+  /** Deletes inbox rows older than {@code olderThan}: the end of their duplicate window. */
+  int purgeInbox(Duration olderThan);
+}

@@ -1,0 +1,144 @@
+package io.localmessage.inbox;
+
+import io.localmessage.LocalMessagesBuilder;
+import io.localmessage.StoreException;
+import io.localmessage.TransactionRequiredException;
+import io.localmessage.jdbc.Dialects;
+import io.localmessage.spi.Dialect;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * Consumer-side deduplication: a row {@code (consumer, message_id)} written in the same transaction
+ * as the consumer's effect. If the transaction commits, the message counts as applied and every
+ * later delivery of it is skipped; if it rolls back, neither the effect nor the row exists and the
+ * next delivery applies it. This is what turns at-least-once delivery into exactly-once effect.
+ *
+ * <p>The dedup window is the inbox row's lifetime: rows older than the retention given to {@link
+ * #purge(Duration)} are deleted, after which a very late duplicate would be applied again.
+ */
+public final class Inbox {
+  public static final int MAX_CONSUMER_LENGTH = 64;
+  public static final int MAX_MESSAGE_ID_LENGTH = 255;
+
+  private final DataSource dataSource;
+  private final Dialect dialect;
+  private final String table;
+
+  private Inbox(DataSource dataSource, Dialect dialect, String table) {
+    this.dataSource = dataSource;
+    this.dialect = dialect;
+    this.table = table;
+  }
+
+  /** An inbox on the default table, dialect detected from the data source. */
+  public static Inbox create(DataSource dataSource) {
+    return create(dataSource, LocalMessagesBuilder.DEFAULT_INBOX_TABLE, null);
+  }
+
+  /** An inbox on {@code table}; {@code dialect} null means detect. */
+  public static Inbox create(DataSource dataSource, String table, Dialect dialect) {
+    Objects.requireNonNull(dataSource, "dataSource");
+    LocalMessagesBuilder.checkTableNameForInbox(table);
+    Dialect d = dialect;
+    if (d == null) {
+      try (Connection c = dataSource.getConnection()) {
+        d = Dialects.detect(c);
+      } catch (SQLException e) {
+        throw new StoreException("cannot connect to detect the database dialect", e);
+      }
+    }
+    return new Inbox(dataSource, d, table);
+  }
+
+  /** The work to apply once. */
+  @FunctionalInterface
+  public interface Work {
+    void apply(Connection connection) throws Exception;
+  }
+
+  /**
+   * Records {@code messageId} for {@code consumer} in the caller's transaction. Returns true when
+   * it is new (apply the effect now, in the same transaction), false for a duplicate (skip it; the
+   * transaction stays usable).
+   */
+  public boolean tryRecord(Connection connection, String consumer, String messageId) {
+    Objects.requireNonNull(connection, "connection");
+    check("consumer", consumer, MAX_CONSUMER_LENGTH);
+    check("messageId", messageId, MAX_MESSAGE_ID_LENGTH);
+    try {
+      if (connection.getAutoCommit()) {
+        throw new TransactionRequiredException(
+            "the inbox row must be written in the same"
+                + " transaction as the effect; this connection is in autocommit mode. Nothing was"
+                + " written.");
+      }
+      return dialect.insertInboxIfAbsent(connection, table, consumer, messageId);
+    } catch (SQLException e) {
+      throw new StoreException(
+          "recording inbox row '" + consumer + "' / '" + messageId + "' failed: " + e.getMessage(),
+          e);
+    }
+  }
+
+  /**
+   * Runs {@code work} in the caller's transaction only if {@code messageId} is new for {@code
+   * consumer}. Returns true when it ran, false for a duplicate.
+   */
+  public boolean applyOnce(Connection connection, String consumer, String messageId, Work work)
+      throws Exception {
+    if (!tryRecord(connection, consumer, messageId)) {
+      return false;
+    }
+    work.apply(connection);
+    return true;
+  }
+
+  /**
+   * Opens a transaction on the inbox's data source, applies {@code work} once and commits. Returns
+   * true when it ran, false for a duplicate.
+   */
+  public boolean applyOnceInTransaction(String consumer, String messageId, Work work) {
+    try (Connection c = dataSource.getConnection()) {
+      boolean auto = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        boolean applied = applyOnce(c, consumer, messageId, work);
+        c.commit();
+        return applied;
+      } catch (Exception e) {
+        c.rollback();
+        if (e instanceof RuntimeException re) {
+          throw re;
+        }
+        throw new io.localmessage.LocalMessageException("inbox work failed: " + e.getMessage(), e);
+      } finally {
+        c.setAutoCommit(auto);
+      }
+    } catch (SQLException e) {
+      throw new StoreException("inbox transaction failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Deletes rows older than {@code olderThan} in batches of 1,000: the end of their window. */
+  public int purge(Duration olderThan) {
+    Objects.requireNonNull(olderThan, "olderThan");
+    io.localmessage.jdbc.TicketStore store =
+        new io.localmessage.jdbc.TicketStore(
+            dataSource, dialect, LocalMessagesBuilder.DEFAULT_TABLE, table);
+    return store.purgeInbox(olderThan, 1000);
+  }
+
+  private static void check(String field, String value, int max) {
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException(field + " must not be null or blank");
+    }
+    if (value.length() > max) {
+      throw new IllegalArgumentException(
+          field + " is " + value.length() + " characters, longer than the limit " + max);
+    }
+  }
+}

@@ -1,0 +1,206 @@
+package io.localmessage.internal;
+
+import io.localmessage.MessageStatus;
+import io.localmessage.NewMessage;
+import io.localmessage.admin.Admin;
+import io.localmessage.admin.AuditEntry;
+import io.localmessage.admin.TicketView;
+import io.localmessage.admin.TypeStats;
+import io.localmessage.jdbc.TicketStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link Admin} over the store; validates operator input and logs every action. */
+final class AdminImpl implements Admin {
+  private static final Logger log = LoggerFactory.getLogger(AdminImpl.class);
+  private static final int MAX_REASON = 512;
+
+  private final TicketStore store;
+  private final int batchSize;
+  private final Runnable onPauseChange;
+
+  AdminImpl(TicketStore store, int batchSize, Runnable onPauseChange) {
+    this.store = store;
+    this.batchSize = batchSize;
+    this.onPauseChange = onPauseChange;
+  }
+
+  @Override
+  public void pause(String bizType, String operator, String reason) {
+    NewMessage.checkBizType(bizType);
+    store.setPaused(bizType, true, operator(operator), reason(reason));
+    onPauseChange.run();
+    log.info("event=paused biz_type={} operator={} reason={}", bizType, operator, reason);
+  }
+
+  @Override
+  public void resume(String bizType, String operator, String reason) {
+    NewMessage.checkBizType(bizType);
+    store.setPaused(bizType, false, operator(operator), reason(reason));
+    onPauseChange.run();
+    log.info("event=resumed biz_type={} operator={} reason={}", bizType, operator, reason);
+  }
+
+  @Override
+  public List<String> paused() {
+    return List.copyOf(new java.util.TreeSet<>(store.pausedTypes()));
+  }
+
+  @Override
+  public boolean cancel(long id, String operator, String reason) {
+    boolean moved = store.cancel(id, operator(operator), reason(reason));
+    log.info("event=cancel id={} moved={} operator={} reason={}", id, moved, operator, reason);
+    return moved;
+  }
+
+  @Override
+  public int requeueDead(Collection<Long> ids, String operator, String reason) {
+    Objects.requireNonNull(ids, "ids");
+    String op = operator(operator);
+    String why = reason(reason);
+    int moved = 0;
+    List<Long> all = new ArrayList<>(ids);
+    for (int i = 0; i < all.size(); i += batchSize) {
+      moved += store.requeueDead(all.subList(i, Math.min(all.size(), i + batchSize)), op, why);
+    }
+    log.info(
+        "event=requeue requested={} moved={} operator={} reason={}",
+        ids.size(),
+        moved,
+        operator,
+        reason);
+    return moved;
+  }
+
+  @Override
+  public int requeueAllDead(String bizType, String operator, String reason) {
+    NewMessage.checkBizType(bizType);
+    String op = operator(operator);
+    String why = reason(reason);
+    int moved = 0;
+    // bounded by what was dead when we started: tickets dying again meanwhile are left alone
+    long initial =
+        store.stats(java.util.Set.of()).stream()
+            .filter(s -> s.bizType().equals(bizType))
+            .mapToLong(TypeStats::dead)
+            .sum();
+    while (moved < initial) {
+      List<Long> ids = store.deadIds(bizType, batchSize);
+      if (ids.isEmpty()) {
+        break;
+      }
+      int n = store.requeueDead(ids, op, why);
+      if (n == 0) {
+        break;
+      }
+      moved += n;
+    }
+    log.info(
+        "event=requeue_all biz_type={} moved={} operator={} reason={}",
+        bizType,
+        moved,
+        operator,
+        reason);
+    return moved;
+  }
+
+  @Override
+  public List<TypeStats> stats() {
+    return store.stats(store.pausedTypes());
+  }
+
+  @Override
+  public List<TicketView> listDead(String bizType, long afterId, int limit) {
+    if (bizType != null) {
+      NewMessage.checkBizType(bizType);
+    }
+    return store.listDead(bizType, afterId, checkLimit(limit));
+  }
+
+  @Override
+  public Optional<TicketView> get(long id) {
+    return store.get(id);
+  }
+
+  @Override
+  public Optional<byte[]> payload(long id) {
+    return store.payload(id);
+  }
+
+  @Override
+  public List<TicketView> findByAggregate(String aggregateId, int limit) {
+    Objects.requireNonNull(aggregateId, "aggregateId");
+    return store.findByAggregate(aggregateId, checkLimit(limit));
+  }
+
+  @Override
+  public List<TicketView> findByIdemKey(String idemKey) {
+    Objects.requireNonNull(idemKey, "idemKey");
+    return store.findByIdemKey(idemKey);
+  }
+
+  @Override
+  public List<AuditEntry> audit(long ticketId) {
+    return store.audit(ticketId);
+  }
+
+  @Override
+  public int purge(MessageStatus status, Duration olderThan) {
+    Objects.requireNonNull(status, "status");
+    if (!status.isTerminal()) {
+      throw new IllegalArgumentException(
+          "only SUCCEEDED, DEAD or CANCELED tickets can be purged, not " + status);
+    }
+    checkAge(olderThan);
+    int n = store.purge(status, null, olderThan, batchSize);
+    log.info("event=purge status={} older_than={} deleted={}", status, olderThan, n);
+    return n;
+  }
+
+  @Override
+  public int purgeInbox(Duration olderThan) {
+    checkAge(olderThan);
+    int n = store.purgeInbox(olderThan, batchSize);
+    log.info("event=purge_inbox older_than={} deleted={}", olderThan, n);
+    return n;
+  }
+
+  private static void checkAge(Duration olderThan) {
+    Objects.requireNonNull(olderThan, "olderThan");
+    if (olderThan.isNegative()) {
+      throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
+    }
+  }
+
+  private static int checkLimit(int limit) {
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
+    }
+    return limit;
+  }
+
+  private static String operator(String operator) {
+    if (operator == null || operator.isBlank() || operator.length() > 128) {
+      throw new IllegalArgumentException(
+          "operator must be a non-blank name of at most 128 characters, was '" + operator + "'");
+    }
+    return operator;
+  }
+
+  private static String reason(String reason) {
+    if (reason == null || reason.isBlank()) {
+      throw new IllegalArgumentException("a reason is required for operator actions");
+    }
+    if (reason.length() > MAX_REASON) {
+      throw new IllegalArgumentException(
+          "reason is " + reason.length() + " characters, longer than the limit " + MAX_REASON);
+    }
+    return reason;
+  }
+}

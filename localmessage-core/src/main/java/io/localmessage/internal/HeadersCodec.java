@@ -1,0 +1,144 @@
+package io.localmessage.internal;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Encodes the small string map of ticket headers as a flat JSON object and back. Only what the
+ * library itself writes needs to be read: an object of string values.
+ */
+public final class HeadersCodec {
+  private HeadersCodec() {}
+
+  /** {@code {"a":"b"}}; an empty map is {@code {}}. */
+  public static String encode(Map<String, String> headers) {
+    StringBuilder sb = new StringBuilder(16 + headers.size() * 32).append('{');
+    boolean first = true;
+    for (Map.Entry<String, String> e : headers.entrySet()) {
+      if (!first) {
+        sb.append(',');
+      }
+      first = false;
+      quote(sb, e.getKey());
+      sb.append(':');
+      quote(sb, e.getValue());
+    }
+    return sb.append('}').toString();
+  }
+
+  /** Parses what {@link #encode} wrote; {@code null} or blank is an empty map. */
+  public static Map<String, String> decode(String json) {
+    if (json == null || json.isBlank() || json.equals("{}")) {
+      return Collections.emptyMap();
+    }
+    Parser p = new Parser(json);
+    Map<String, String> out = new LinkedHashMap<>();
+    p.skipWs();
+    p.expect('{');
+    p.skipWs();
+    if (p.peek() == '}') {
+      return out;
+    }
+    while (true) {
+      p.skipWs();
+      String key = p.string();
+      p.skipWs();
+      p.expect(':');
+      p.skipWs();
+      out.put(key, p.string());
+      p.skipWs();
+      char c = p.next();
+      if (c == '}') {
+        return Collections.unmodifiableMap(out);
+      }
+      if (c != ',') {
+        throw new IllegalArgumentException("malformed headers JSON at " + p.pos + ": " + json);
+      }
+    }
+  }
+
+  private static void quote(StringBuilder sb, String s) {
+    sb.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\n' -> sb.append("\\n");
+        case '\r' -> sb.append("\\r");
+        case '\t' -> sb.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            sb.append(String.format("\\u%04x", (int) c));
+          } else {
+            sb.append(c);
+          }
+        }
+      }
+    }
+    sb.append('"');
+  }
+
+  private static final class Parser {
+    private final String s;
+    private int pos;
+
+    Parser(String s) {
+      this.s = s;
+    }
+
+    char peek() {
+      if (pos >= s.length()) {
+        throw new IllegalArgumentException("truncated headers JSON: " + s);
+      }
+      return s.charAt(pos);
+    }
+
+    char next() {
+      char c = peek();
+      pos++;
+      return c;
+    }
+
+    void expect(char c) {
+      if (next() != c) {
+        throw new IllegalArgumentException("expected '" + c + "' at " + (pos - 1) + ": " + s);
+      }
+    }
+
+    void skipWs() {
+      while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
+        pos++;
+      }
+    }
+
+    String string() {
+      expect('"');
+      StringBuilder sb = new StringBuilder();
+      while (true) {
+        char c = next();
+        if (c == '"') {
+          return sb.toString();
+        }
+        if (c != '\\') {
+          sb.append(c);
+          continue;
+        }
+        char e = next();
+        switch (e) {
+          case 'n' -> sb.append('\n');
+          case 'r' -> sb.append('\r');
+          case 't' -> sb.append('\t');
+          case 'b' -> sb.append('\b');
+          case 'f' -> sb.append('\f');
+          case 'u' -> {
+            sb.append((char) Integer.parseInt(s.substring(pos, pos + 4), 16));
+            pos += 4;
+          }
+          default -> sb.append(e);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package io.localmessage.internal;
+
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.EngineListener;
+import io.localmessage.spi.ErrorRedactor;
+import java.time.Duration;
+import javax.sql.DataSource;
+
+/** The validated engine settings. Not API: built by {@code LocalMessagesBuilder}. */
+public record Settings(
+    DataSource dataSource,
+    String table,
+    String inboxTable,
+    String replicaId,
+    int concurrency,
+    Duration lease,
+    Duration pollInterval,
+    Duration writeBackMargin,
+    Duration shutdownTimeout,
+    Duration maintenanceInterval,
+    int maxPayloadBytes,
+    int purgeBatchSize,
+    int writeBatchSize,
+    int defaultMaxAttempts,
+    Dialect dialect,
+    boolean autoCreateSchema,
+    EngineListener listener,
+    ErrorRedactor redactor,
+    Object meterRegistry) {}

@@ -1,0 +1,222 @@
+package io.localmessage.jdbc;
+
+import io.localmessage.spi.ClaimRequest;
+import io.localmessage.spi.ClaimedRow;
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.TicketRow;
+import io.localmessage.spi.Transition;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * PostgreSQL: one statement per claim (a CTE {@code UPDATE ... FROM (SELECT ... FOR UPDATE SKIP
+ * LOCKED)} over every type at once through {@code LATERAL}), {@code ON CONFLICT DO NOTHING} for
+ * insert-if-absent, and single-statement batched write-backs over {@code unnest} of arrays, each
+ * row keeping its own version check.
+ */
+public final class PostgresDialect extends Dialect {
+
+  @Override
+  public String name() {
+    return "postgresql";
+  }
+
+  @Override
+  public String now() {
+    // statement start, not transaction start: a ticket saved late in a long transaction is due
+    // when it is written, and lease ends are measured from the claim itself
+    return "statement_timestamp()";
+  }
+
+  @Override
+  public String plusMillis(String base) {
+    return "(" + base + " + ? * interval '1 millisecond')";
+  }
+
+  @Override
+  public Instant readInstant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  @Override
+  public long insertIfAbsent(Connection c, String table, TicketRow row) throws SQLException {
+    String sql =
+        "INSERT INTO "
+            + table
+            + " ("
+            + Columns.INSERT
+            + ") VALUES ("
+            + Columns.insertValues(this)
+            + ") ON CONFLICT (biz_type, idem_key) DO NOTHING RETURNING id";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      Columns.bindInsert(ps, row);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1L;
+      }
+    }
+  }
+
+  @Override
+  public boolean insertInboxIfAbsent(Connection c, String inbox, String consumer, String id)
+      throws SQLException {
+    String sql =
+        "INSERT INTO "
+            + inbox
+            + " (consumer, message_id, received_at) VALUES (?, ?, "
+            + now()
+            + ") ON CONFLICT (consumer, message_id) DO NOTHING";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, consumer);
+      ps.setString(2, id);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  @Override
+  public List<ClaimedRow> claim(Connection c, String table, ClaimRequest request)
+      throws SQLException {
+    String idFilter = request.onlyIds() == null ? "" : " AND m.id = ANY(?)";
+    String sql =
+        "WITH req AS (SELECT * FROM unnest(?::varchar[], ?::int[], ?::boolean[]) AS r(bt, n, ord)),"
+            + " due AS (SELECT d.id, d.lease_owner AS prev_owner FROM req CROSS JOIN LATERAL ("
+            + " SELECT m.id, m.lease_owner FROM "
+            + table
+            + " m"
+            + " WHERE m.biz_type = req.bt AND m.status = 0 AND m.next_retry_at <= "
+            + now()
+            + " AND m.attempts < m.max_attempts"
+            + idFilter
+            + " AND (NOT req.ord OR m.aggregate_id IS NULL OR NOT EXISTS (SELECT 1 FROM "
+            + table
+            + " o WHERE o.aggregate_id = m.aggregate_id AND o.biz_type = m.biz_type"
+            + " AND o.id < m.id AND o.status IN (0, 2)))"
+            + " ORDER BY m.next_retry_at LIMIT req.n FOR UPDATE SKIP LOCKED) d)"
+            + " UPDATE "
+            + table
+            + " t SET attempts = t.attempts + 1, version = t.version + 1,"
+            + " next_retry_at = "
+            + plusMillis(now())
+            + ", lease_owner = ?, updated_at = "
+            + now()
+            + " FROM due WHERE t.id = due.id RETURNING "
+            + Columns.claimed("t")
+            + ", "
+            + now()
+            + ", due.prev_owner";
+    List<ClaimRequest.TypeLimit> types = request.types();
+    String[] names = new String[types.size()];
+    Integer[] limits = new Integer[types.size()];
+    Boolean[] ordered = new Boolean[types.size()];
+    for (int i = 0; i < types.size(); i++) {
+      names[i] = types.get(i).bizType();
+      limits[i] = types.get(i).limit();
+      ordered[i] = types.get(i).ordered();
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      int p = 1;
+      ps.setArray(p++, c.createArrayOf("varchar", names));
+      ps.setArray(p++, c.createArrayOf("int4", limits));
+      ps.setArray(p++, c.createArrayOf("bool", ordered));
+      if (request.onlyIds() != null) {
+        ps.setArray(p++, c.createArrayOf("int8", request.onlyIds().toArray()));
+      }
+      ps.setLong(p++, request.leaseMillis());
+      ps.setString(p, request.owner());
+      List<ClaimedRow> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(Columns.mapClaimed(this, rs, 0));
+        }
+      }
+      return rows;
+    }
+  }
+
+  @Override
+  public int deleteIfCurrent(Connection c, String table, long[] ids, long[] versions)
+      throws SQLException {
+    String sql =
+        "DELETE FROM "
+            + table
+            + " t USING unnest(?::bigint[], ?::bigint[]) AS c(id, v)"
+            + " WHERE t.id = c.id AND t.version = c.v AND t.status = 0";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setArray(1, longArray(c, ids));
+      ps.setArray(2, longArray(c, versions));
+      return ps.executeUpdate();
+    }
+  }
+
+  @Override
+  public int updateIfCurrent(Connection c, String table, List<Transition> transitions)
+      throws SQLException {
+    String sql =
+        "UPDATE "
+            + table
+            + " t SET status = c.st, attempts = t.attempts + c.ad,"
+            + " version = t.version + 1, next_retry_at = "
+            + now()
+            + " + c.delay * interval '1 millisecond',"
+            + " last_error = COALESCE(c.err, t.last_error), lease_owner = NULL, updated_at = "
+            + now()
+            + " FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::bigint[], ?::varchar[], ?::int[])"
+            + " AS c(id, v, st, delay, err, ad)"
+            + " WHERE t.id = c.id AND t.version = c.v AND t.status = 0";
+    int n = transitions.size();
+    Long[] ids = new Long[n];
+    Long[] versions = new Long[n];
+    Short[] statuses = new Short[n];
+    Long[] delays = new Long[n];
+    String[] errors = new String[n];
+    Integer[] deltas = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      Transition t = transitions.get(i);
+      ids[i] = t.id();
+      versions[i] = t.version();
+      statuses[i] = (short) t.status();
+      delays[i] = t.status() == 0 ? t.delayMillis() : 0L;
+      errors[i] = t.lastError();
+      deltas[i] = t.attemptsDelta();
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setArray(1, c.createArrayOf("int8", ids));
+      ps.setArray(2, c.createArrayOf("int8", versions));
+      ps.setArray(3, c.createArrayOf("int2", statuses));
+      ps.setArray(4, c.createArrayOf("int8", delays));
+      ps.setArray(5, c.createArrayOf("varchar", errors));
+      ps.setArray(6, c.createArrayOf("int4", deltas));
+      return ps.executeUpdate();
+    }
+  }
+
+  @Override
+  public String deleteBatchSql(String table, String keyColumns, String condition) {
+    return "DELETE FROM "
+        + table
+        + " WHERE ("
+        + keyColumns
+        + ") IN (SELECT "
+        + keyColumns
+        + " FROM "
+        + table
+        + " WHERE "
+        + condition
+        + " LIMIT ?)";
+  }
+
+  private static Array longArray(Connection c, long[] values) throws SQLException {
+    Long[] boxed = new Long[values.length];
+    for (int i = 0; i < values.length; i++) {
+      boxed[i] = values[i];
+    }
+    return c.createArrayOf("int8", boxed);
+  }
+}

@@ -1,0 +1,698 @@
+package io.localmessage.jdbc;
+
+import io.localmessage.MessageKind;
+import io.localmessage.MessageStatus;
+import io.localmessage.StoreException;
+import io.localmessage.admin.AuditEntry;
+import io.localmessage.admin.TicketView;
+import io.localmessage.admin.TypeStats;
+import io.localmessage.internal.HeadersCodec;
+import io.localmessage.spi.ClaimRequest;
+import io.localmessage.spi.ClaimedRow;
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.TicketRow;
+import io.localmessage.spi.Transition;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import javax.sql.DataSource;
+
+/**
+ * The JDBC message store: every statement the engine, the admin API and the inbox run, built from
+ * the {@link Dialect}'s pieces. Statements that run in the caller's transaction take its {@link
+ * Connection}; the others borrow one from the data source for a single short transaction.
+ */
+public final class TicketStore {
+  private static final String COLUMNS_VIEW =
+      "id, kind, biz_type, idem_key, aggregate_id,"
+          + " destination, OCTET_LENGTH(payload), headers, status, attempts, max_attempts,"
+          + " next_retry_at, lease_owner, version, last_error, created_at, updated_at";
+
+  private final DataSource dataSource;
+  private final Dialect dialect;
+  private final String table;
+  private final String controlTable;
+  private final String auditTable;
+  private final String inboxTable;
+
+  public TicketStore(DataSource dataSource, Dialect dialect, String table, String inboxTable) {
+    this.dataSource = dataSource;
+    this.dialect = dialect;
+    this.table = table;
+    this.controlTable = table + "_control";
+    this.auditTable = table + "_audit";
+    this.inboxTable = inboxTable;
+  }
+
+  public Dialect dialect() {
+    return dialect;
+  }
+
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  public String table() {
+    return table;
+  }
+
+  // ---------------------------------------------------------------- schema
+
+  /** The DDL with this store's table names. */
+  public String schemaDdl() {
+    return schemaDdl(dialect, table, inboxTable);
+  }
+
+  /** The DDL of {@code dialect} with the given table names. */
+  public static String schemaDdl(Dialect dialect, String table, String inboxTable) {
+    String resource = dialect.schemaResource();
+    try (InputStream in = TicketStore.class.getClassLoader().getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("schema resource " + resource + " is missing");
+      }
+      String ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      // index and constraint names derive from the table names, so two engines with different
+      // tables can share a schema; a schema prefix applies to table names only
+      String bare = table.contains(".") ? table.substring(table.indexOf('.') + 1) : table;
+      String bareInbox =
+          inboxTable.contains(".") ? inboxTable.substring(inboxTable.indexOf('.') + 1) : inboxTable;
+      return ddl.replaceAll("(ix|uk)_local_message", "$1_" + bare)
+          .replaceAll("(ix)_local_inbox", "$1_" + bareInbox)
+          .replace("local_message", table)
+          .replace("local_inbox", inboxTable);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read schema resource " + resource, e);
+    }
+  }
+
+  /** Creates the tables and indexes that are missing. */
+  public void createSchema() {
+    String ddl = schemaDdl();
+    try (Connection c = dataSource.getConnection();
+        Statement st = c.createStatement()) {
+      for (String sql : splitStatements(ddl)) {
+        st.execute(sql);
+      }
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+    } catch (SQLException e) {
+      throw new StoreException("creating the localmessage schema failed", e);
+    }
+  }
+
+  static List<String> splitStatements(String ddl) {
+    List<String> out = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    for (String line : ddl.split("\n")) {
+      String trimmed = line.strip();
+      if (trimmed.startsWith("--") || trimmed.isEmpty()) {
+        continue;
+      }
+      int comment = line.indexOf("--");
+      current.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
+      if (trimmed.endsWith(";")
+          || (comment >= 0 && line.substring(0, comment).strip().endsWith(";"))) {
+        String sql = current.toString().strip();
+        out.add(sql.substring(0, sql.length() - 1));
+        current.setLength(0);
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- save
+
+  /** Inserts in the caller's transaction; returns the new id or -1 for a duplicate. */
+  public long insert(Connection c, TicketRow row) throws SQLException {
+    return dialect.insertIfAbsent(c, table, row);
+  }
+
+  /** The id of the ticket with this key, or -1. */
+  public long findId(Connection c, String bizType, String idemKey) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT id FROM " + table + " WHERE biz_type = ? AND idem_key = ?")) {
+      ps.setString(1, bizType);
+      ps.setString(2, idemKey);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1L;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- worker
+
+  public List<ClaimedRow> claim(ClaimRequest request) {
+    try (Connection c = autocommitConnection()) {
+      return dialect.claim(c, table, request);
+    } catch (SQLException e) {
+      throw new StoreException("claiming due tickets failed", e);
+    }
+  }
+
+  public int deleteIfCurrent(long[] ids, long[] versions) {
+    try (Connection c = autocommitConnection()) {
+      return dialect.deleteIfCurrent(c, table, ids, versions);
+    } catch (SQLException e) {
+      throw new StoreException("deleting completed tickets failed", e);
+    }
+  }
+
+  public int updateIfCurrent(List<Transition> transitions) {
+    try (Connection c = autocommitConnection()) {
+      return dialect.updateIfCurrent(c, table, transitions);
+    } catch (SQLException e) {
+      throw new StoreException("writing back ticket outcomes failed", e);
+    }
+  }
+
+  /**
+   * Moves to DEAD the tickets whose last allowed delivery was claimed and never reported back (the
+   * worker died or overran its lease): invariant 6.
+   */
+  public int expireExhausted(Collection<String> bizTypes, String error) {
+    if (bizTypes.isEmpty()) {
+      return 0;
+    }
+    String sql =
+        "UPDATE "
+            + table
+            + " SET status = 2, version = version + 1, lease_owner = NULL,"
+            + " last_error = ?, updated_at = "
+            + dialect.now()
+            + " WHERE biz_type IN ("
+            + LockingSelectDialect.placeholders(bizTypes.size())
+            + ") AND status = 0"
+            + " AND attempts >= max_attempts AND next_retry_at <= "
+            + dialect.now();
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int p = 1;
+      ps.setString(p++, error);
+      for (String t : bizTypes) {
+        ps.setString(p++, t);
+      }
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new StoreException("expiring exhausted tickets failed", e);
+    }
+  }
+
+  public Set<String> pausedTypes() {
+    Set<String> paused = new HashSet<>();
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT biz_type FROM " + controlTable + " WHERE paused = 1");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        paused.add(rs.getString(1));
+      }
+      return paused;
+    } catch (SQLException e) {
+      throw new StoreException("reading paused types failed", e);
+    }
+  }
+
+  // ---------------------------------------------------------------- admin
+
+  public void setPaused(String bizType, boolean paused, String operator, String reason) {
+    inTransaction(
+        c -> {
+          String update =
+              "UPDATE "
+                  + controlTable
+                  + " SET paused = ?, updated_by = ?, reason = ?,"
+                  + " updated_at = "
+                  + dialect.now()
+                  + " WHERE biz_type = ?";
+          int n;
+          try (PreparedStatement ps = c.prepareStatement(update)) {
+            ps.setInt(1, paused ? 1 : 0);
+            ps.setString(2, operator);
+            ps.setString(3, reason);
+            ps.setString(4, bizType);
+            n = ps.executeUpdate();
+          }
+          if (n == 0) {
+            try (PreparedStatement ps =
+                c.prepareStatement(
+                    "INSERT INTO "
+                        + controlTable
+                        + " (biz_type, paused, updated_by, reason, updated_at) VALUES (?, ?, ?, ?, "
+                        + dialect.now()
+                        + ")")) {
+              ps.setString(1, bizType);
+              ps.setInt(2, paused ? 1 : 0);
+              ps.setString(3, operator);
+              ps.setString(4, reason);
+              ps.executeUpdate();
+            }
+          }
+          audit(c, null, bizType, paused ? "PAUSE" : "RESUME", operator, reason);
+          return null;
+        },
+        "pausing/resuming " + bizType);
+  }
+
+  /** Cancels a PENDING or DEAD ticket; returns whether it moved. */
+  public boolean cancel(long id, String operator, String reason) {
+    return inTransaction(
+        c -> {
+          String bizType = lockIfStatus(c, id, "0, 2");
+          if (bizType == null) {
+            return false;
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE "
+                      + table
+                      + " SET status = 3,"
+                      + " version = version + 1, lease_owner = NULL, updated_at = "
+                      + dialect.now()
+                      + " WHERE id = ? AND status IN (0, 2)")) {
+            ps.setLong(1, id);
+            ps.executeUpdate();
+          }
+          audit(c, id, bizType, "CANCEL", operator, reason);
+          return true;
+        },
+        "cancelling ticket " + id);
+  }
+
+  /** Requeues the DEAD tickets among {@code ids}; returns how many moved. */
+  public int requeueDead(Collection<Long> ids, String operator, String reason) {
+    if (ids.isEmpty()) {
+      return 0;
+    }
+    return inTransaction(
+        c -> {
+          Map<Long, String> dead = new TreeMap<>();
+          String select =
+              "SELECT id, biz_type FROM "
+                  + table
+                  + " WHERE id IN ("
+                  + LockingSelectDialect.placeholders(ids.size())
+                  + ") AND status = 2 FOR UPDATE";
+          try (PreparedStatement ps = c.prepareStatement(select)) {
+            int p = 1;
+            for (Long id : ids) {
+              ps.setLong(p++, id);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                dead.put(rs.getLong(1), rs.getString(2));
+              }
+            }
+          }
+          if (dead.isEmpty()) {
+            return 0;
+          }
+          String update =
+              "UPDATE "
+                  + table
+                  + " SET status = 0, attempts = 0, version = version + 1,"
+                  + " next_retry_at = "
+                  + dialect.now()
+                  + ", lease_owner = NULL, updated_at = "
+                  + dialect.now()
+                  + " WHERE id IN ("
+                  + LockingSelectDialect.placeholders(dead.size())
+                  + ") AND status = 2";
+          try (PreparedStatement ps = c.prepareStatement(update)) {
+            int p = 1;
+            for (Long id : dead.keySet()) {
+              ps.setLong(p++, id);
+            }
+            ps.executeUpdate();
+          }
+          for (Map.Entry<Long, String> e : dead.entrySet()) {
+            audit(c, e.getKey(), e.getValue(), "REQUEUE", operator, reason);
+          }
+          return dead.size();
+        },
+        "requeueing dead tickets");
+  }
+
+  /** Ids of DEAD tickets of a type, oldest first. */
+  public List<Long> deadIds(String bizType, int limit) {
+    String sql = "SELECT id FROM " + table + " WHERE biz_type = ? AND status = 2 ORDER BY id";
+    List<Long> ids = new ArrayList<>();
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, bizType);
+      ps.setMaxRows(limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+      return ids;
+    } catch (SQLException e) {
+      throw new StoreException("listing dead tickets failed", e);
+    }
+  }
+
+  public List<TypeStats> stats(Set<String> paused) {
+    String now = dialect.now();
+    String sql =
+        "SELECT biz_type, status, COUNT(*),"
+            + " SUM(CASE WHEN next_retry_at <= "
+            + now
+            + " THEN 1 ELSE 0 END),"
+            + " SUM(CASE WHEN lease_owner IS NOT NULL AND next_retry_at > "
+            + now
+            + " THEN 1 ELSE 0 END),"
+            + " MIN(created_at), MIN(updated_at), MIN("
+            + now
+            + ")"
+            + " FROM "
+            + table
+            + " GROUP BY biz_type, status";
+    Map<String, long[]> counts = new TreeMap<>();
+    Map<String, Duration[]> ages = new TreeMap<>();
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        String type = rs.getString(1);
+        int status = rs.getInt(2);
+        long[] k = counts.computeIfAbsent(type, t -> new long[6]);
+        Duration[] a =
+            ages.computeIfAbsent(type, t -> new Duration[] {Duration.ZERO, Duration.ZERO});
+        long n = rs.getLong(3);
+        Instant dbNow = dialect.readInstant(rs, 8);
+        if (status == MessageStatus.PENDING.code()) {
+          k[0] = n;
+          k[1] = rs.getLong(4);
+          k[2] = rs.getLong(5);
+          a[0] = age(dbNow, dialect.readInstant(rs, 6));
+        } else if (status == MessageStatus.DEAD.code()) {
+          k[3] = n;
+          a[1] = age(dbNow, dialect.readInstant(rs, 7));
+        } else if (status == MessageStatus.CANCELED.code()) {
+          k[4] = n;
+        } else if (status == MessageStatus.SUCCEEDED.code()) {
+          k[5] = n;
+        }
+      }
+    } catch (SQLException e) {
+      throw new StoreException("reading stats failed", e);
+    }
+    for (String p : paused) {
+      counts.computeIfAbsent(p, t -> new long[6]);
+      ages.computeIfAbsent(p, t -> new Duration[] {Duration.ZERO, Duration.ZERO});
+    }
+    List<TypeStats> out = new ArrayList<>();
+    for (Map.Entry<String, long[]> e : counts.entrySet()) {
+      long[] k = e.getValue();
+      Duration[] a = ages.get(e.getKey());
+      out.add(
+          new TypeStats(
+              e.getKey(),
+              k[0],
+              k[1],
+              k[2],
+              k[3],
+              k[4],
+              k[5],
+              a[0],
+              a[1],
+              paused.contains(e.getKey())));
+    }
+    return out;
+  }
+
+  private static Duration age(Instant now, Instant then) {
+    if (now == null || then == null || then.isAfter(now)) {
+      return Duration.ZERO;
+    }
+    return Duration.between(then, now);
+  }
+
+  public List<TicketView> listDead(String bizType, long afterId, int limit) {
+    String sql =
+        "SELECT "
+            + COLUMNS_VIEW
+            + " FROM "
+            + table
+            + " WHERE status = 2 AND id > ?"
+            + (bizType == null ? "" : " AND biz_type = ?")
+            + " ORDER BY id";
+    return views(
+        sql,
+        limit,
+        ps -> {
+          ps.setLong(1, afterId);
+          if (bizType != null) {
+            ps.setString(2, bizType);
+          }
+        });
+  }
+
+  public Optional<TicketView> get(long id) {
+    return views(
+            "SELECT " + COLUMNS_VIEW + " FROM " + table + " WHERE id = ?",
+            1,
+            ps -> ps.setLong(1, id))
+        .stream()
+        .findFirst();
+  }
+
+  public Optional<byte[]> payload(long id) {
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT payload FROM " + table + " WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        byte[] p = rs.getBytes(1);
+        return Optional.of(p == null ? new byte[0] : p);
+      }
+    } catch (SQLException e) {
+      throw new StoreException("reading payload of ticket " + id + " failed", e);
+    }
+  }
+
+  public List<TicketView> findByAggregate(String aggregateId, int limit) {
+    return views(
+        "SELECT " + COLUMNS_VIEW + " FROM " + table + " WHERE aggregate_id = ? ORDER BY id",
+        limit,
+        ps -> ps.setString(1, aggregateId));
+  }
+
+  public List<TicketView> findByIdemKey(String idemKey) {
+    return views(
+        "SELECT " + COLUMNS_VIEW + " FROM " + table + " WHERE idem_key = ? ORDER BY id",
+        1000,
+        ps -> ps.setString(1, idemKey));
+  }
+
+  public List<AuditEntry> audit(long ticketId) {
+    String sql =
+        "SELECT id, ticket_id, biz_type, action, operator, reason, at FROM "
+            + auditTable
+            + " WHERE ticket_id = ? ORDER BY id";
+    List<AuditEntry> out = new ArrayList<>();
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setLong(1, ticketId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new AuditEntry(
+                  rs.getLong(1),
+                  rs.getLong(2),
+                  rs.getString(3),
+                  rs.getString(4),
+                  rs.getString(5),
+                  rs.getString(6),
+                  dialect.readInstant(rs, 7)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("reading the audit trail of ticket " + ticketId + " failed", e);
+    }
+  }
+
+  /** Deletes terminal tickets of {@code status} (and of {@code bizType} unless null) in batches. */
+  public int purge(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
+    String condition =
+        (bizType == null ? "" : "biz_type = ? AND ")
+            + "status = ? AND updated_at < "
+            + dialect.plusMillis(dialect.now());
+    return deleteInBatches(
+        dialect.deleteBatchSql(table, "id", condition),
+        batchSize,
+        ps -> {
+          int p = 1;
+          if (bizType != null) {
+            ps.setString(p++, bizType);
+          }
+          ps.setInt(p++, status.code());
+          ps.setLong(p, -olderThan.toMillis());
+        },
+        "purging " + status + " tickets");
+  }
+
+  public int purgeInbox(Duration olderThan, int batchSize) {
+    String condition = "received_at < " + dialect.plusMillis(dialect.now());
+    return deleteInBatches(
+        dialect.deleteBatchSql(inboxTable, "consumer, message_id", condition),
+        batchSize,
+        ps -> ps.setLong(1, -olderThan.toMillis()),
+        "purging the inbox");
+  }
+
+  private int deleteInBatches(String sql, int batchSize, Binder binder, String what) {
+    int total = 0;
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int limitIndex = (int) sql.chars().filter(ch -> ch == '?').count();
+      while (true) {
+        binder.bind(ps);
+        ps.setInt(limitIndex, batchSize);
+        int n = ps.executeUpdate();
+        total += n;
+        if (n < batchSize) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw new StoreException(what + " failed", e);
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private String lockIfStatus(Connection c, long id, String statuses) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT biz_type FROM "
+                + table
+                + " WHERE id = ? AND status IN ("
+                + statuses
+                + ") FOR UPDATE")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  private void audit(
+      Connection c, Long ticketId, String bizType, String action, String operator, String reason)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO "
+                + auditTable
+                + " (ticket_id, biz_type, action, operator, reason, at) VALUES (?, ?, ?, ?, ?, "
+                + dialect.now()
+                + ")")) {
+      if (ticketId == null) {
+        ps.setNull(1, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(1, ticketId);
+      }
+      ps.setString(2, bizType);
+      ps.setString(3, action);
+      ps.setString(4, operator);
+      ps.setString(5, reason);
+      ps.executeUpdate();
+    }
+  }
+
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  private interface TxWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private <T> T inTransaction(TxWork<T> work, String what) {
+    try (Connection c = dataSource.getConnection()) {
+      boolean auto = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        T result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(auto);
+      }
+    } catch (SQLException e) {
+      throw new StoreException(what + " failed", e);
+    }
+  }
+
+  private List<TicketView> views(String sql, int limit, Binder binder) {
+    List<TicketView> out = new ArrayList<>();
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      ps.setMaxRows(limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new TicketView(
+                  rs.getLong(1),
+                  MessageKind.ofCode(rs.getInt(2)),
+                  rs.getString(3),
+                  rs.getString(4),
+                  rs.getString(5),
+                  rs.getString(6),
+                  rs.getInt(7),
+                  HeadersCodec.decode(rs.getString(8)),
+                  MessageStatus.ofCode(rs.getInt(9)),
+                  rs.getInt(10),
+                  rs.getInt(11),
+                  dialect.readInstant(rs, 12),
+                  rs.getString(13),
+                  rs.getLong(14),
+                  rs.getString(15),
+                  dialect.readInstant(rs, 16),
+                  dialect.readInstant(rs, 17)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw new StoreException("reading tickets failed", e);
+    }
+  }
+
+  /** A pooled connection in autocommit mode (pools hand them out so; we make sure). */
+  private Connection autocommitConnection() throws SQLException {
+    Connection c = dataSource.getConnection();
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      return c;
+    } catch (SQLException e) {
+      c.close();
+      throw e;
+    }
+  }
+}

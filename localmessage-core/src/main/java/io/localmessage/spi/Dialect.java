@@ -1,0 +1,117 @@
+package io.localmessage.spi;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * What differs between databases: time expressions on the database clock, insert-if-absent, the
+ * claim statement(s) and batched, version-checked write-backs. One subclass per database; the store
+ * builds every other statement from {@link #now()} and {@link #plusMillis(String)}.
+ *
+ * <p>All time arithmetic happens in SQL on the database clock (DESIGN invariant 2); a dialect never
+ * binds a timestamp taken from the JVM.
+ */
+public abstract class Dialect {
+
+  /** Short lower-case name, also the folder of the schema resource: {@code postgresql}. */
+  public abstract String name();
+
+  /** The classpath resource with the DDL for this database. */
+  public String schemaResource() {
+    return "db/localmessage/" + name() + "/V1__localmessage.sql";
+  }
+
+  /** SQL expression for "now" on the database clock, comparable with the stored times. */
+  public abstract String now();
+
+  /** SQL expression: {@code base} plus a bound number of milliseconds (one {@code ?}). */
+  public abstract String plusMillis(String base);
+
+  /** Reads a stored time column as an instant. */
+  public abstract Instant readInstant(ResultSet rs, int column) throws SQLException;
+
+  /**
+   * Inserts a ticket unless {@code (biz_type, idem_key)} exists, in the caller's transaction,
+   * without poisoning it on a duplicate. Returns the new id, or {@code -1} for a duplicate.
+   */
+  public abstract long insertIfAbsent(Connection c, String table, TicketRow row)
+      throws SQLException;
+
+  /**
+   * Records {@code (consumer, messageId)} in the inbox unless present, in the caller's transaction,
+   * without poisoning it on a duplicate. Returns false for a duplicate.
+   */
+  public abstract boolean insertInboxIfAbsent(
+      Connection c, String inboxTable, String consumer, String messageId) throws SQLException;
+
+  /**
+   * Claims due tickets: bumps {@code attempts} and {@code version}, sets the lease end and owner.
+   * {@code c} arrives in autocommit mode; a dialect that needs several statements opens and commits
+   * its own short transaction and restores autocommit.
+   */
+  public abstract List<ClaimedRow> claim(Connection c, String table, ClaimRequest request)
+      throws SQLException;
+
+  /**
+   * Deletes the tickets whose {@code (id, version)} still match and that are still PENDING (the
+   * success write-back). Returns how many rows matched. {@code c} is in autocommit mode.
+   */
+  public abstract int deleteIfCurrent(Connection c, String table, long[] ids, long[] versions)
+      throws SQLException;
+
+  /**
+   * Applies version-checked transitions. Returns how many rows matched. {@code c} is in autocommit
+   * mode. The default runs one JDBC batch in one transaction.
+   */
+  public int updateIfCurrent(Connection c, String table, List<Transition> transitions)
+      throws SQLException {
+    String sql =
+        "UPDATE "
+            + table
+            + " SET status = ?, attempts = attempts + ?, version = version + 1, next_retry_at = "
+            + plusMillis(now())
+            + ", last_error = COALESCE(?, last_error), lease_owner = NULL, updated_at = "
+            + now()
+            + " WHERE id = ? AND version = ? AND status = 0";
+    boolean auto = c.getAutoCommit();
+    c.setAutoCommit(false);
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      for (Transition t : transitions) {
+        ps.setInt(1, t.status());
+        ps.setInt(2, t.attemptsDelta());
+        ps.setLong(3, t.status() == 0 ? t.delayMillis() : 0L);
+        ps.setString(4, t.lastError());
+        ps.setLong(5, t.id());
+        ps.setLong(6, t.version());
+        ps.addBatch();
+      }
+      int matched = sumCounts(ps.executeBatch());
+      c.commit();
+      return matched;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(auto);
+    }
+  }
+
+  /**
+   * A statement deleting at most {@code ?} rows (the last parameter) of {@code table} that match
+   * {@code condition}; {@code keyColumns} is the table's primary key, e.g. {@code id}.
+   */
+  public abstract String deleteBatchSql(String table, String keyColumns, String condition);
+
+  /** Adds up JDBC batch counts; an unknown count is taken as one matched row. */
+  protected static int sumCounts(int[] counts) {
+    int n = 0;
+    for (int count : counts) {
+      n += count == java.sql.Statement.SUCCESS_NO_INFO ? 1 : Math.max(count, 0);
+    }
+    return n;
+  }
+}

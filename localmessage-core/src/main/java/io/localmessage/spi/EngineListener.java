@@ -1,0 +1,48 @@
+package io.localmessage.spi;
+
+import java.time.Duration;
+
+/**
+ * Observes the engine: metrics, tracing, tests. Every method has a no-op default and is called on
+ * the engine's threads, so implementations must be fast and must not throw (a throwing listener is
+ * logged and ignored). The Micrometer binding ({@code io.localmessage.metrics}) is one.
+ */
+public interface EngineListener {
+  /** What happened to a delivery. */
+  enum Result {
+    SUCCESS,
+    RETRY,
+    RETRY_AFTER,
+    TIMEOUT,
+    PERMANENT,
+    /** A retryable failure that went DEAD because attempts or max age ran out. */
+    EXHAUSTED
+  }
+
+  EngineListener NONE = new EngineListener() {};
+
+  /** A ticket was saved, or was a duplicate of an existing one. */
+  default void saved(String bizType, boolean duplicate) {}
+
+  /** A save failed in the database (bad input is not counted: it never reaches it). */
+  default void saveFailed(String bizType, Throwable error) {}
+
+  /**
+   * One claim statement ran: {@code claimed} tickets, of which {@code leaseReclaims} had been
+   * claimed before and their lease ran out (a worker died or overran).
+   */
+  default void claimed(String bizType, int claimed, int leaseReclaims, Duration queryTime) {}
+
+  /** A delivery finished with {@code result} on attempt {@code attempt}. */
+  default void delivered(
+      String bizType, Result result, int attempt, Duration handlerTime, Duration sinceCreated) {}
+
+  /**
+   * Write-backs that matched no row: the ticket was cancelled, requeued or re-claimed by another
+   * replica after this replica's lease ran out. The stale outcome was dropped.
+   */
+  default void casConflicts(String bizType, int count) {}
+
+  /** Tickets that went DEAD because their last allowed delivery never reported back. */
+  default void expiredLastAttempt(int count) {}
+}

@@ -1,0 +1,160 @@
+package io.localmessage.testing;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * A real database for one test class: its own PostgreSQL schema, MariaDB database or H2 in-memory
+ * database with a unique name, dropped by {@link #close()}. Connection settings come from the
+ * environment ({@code LM_PG_URL}, {@code LM_PG_USER}, {@code LM_MARIADB_URL}, {@code
+ * LM_MARIADB_USER}, {@code LM_MARIADB_PASSWORD}) with the local defaults.
+ */
+public final class TestDatabase implements AutoCloseable {
+  /** The databases the suites run on. */
+  public enum Kind {
+    POSTGRESQL,
+    MARIADB,
+    H2
+  }
+
+  private static final String PG_URL = env("LM_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+  private static final String PG_USER = env("LM_PG_USER", "postgres");
+  private static final String PG_PASSWORD = env("LM_PG_PASSWORD", "");
+  private static final String MARIADB_URL = env("LM_MARIADB_URL", "jdbc:mariadb://127.0.0.1:3306/");
+  private static final String MARIADB_USER = env("LM_MARIADB_USER", "root");
+  private static final String MARIADB_PASSWORD = env("LM_MARIADB_PASSWORD", "");
+
+  private final Kind kind;
+  private final String name;
+  private final String sessionTimeZone;
+  private final java.util.List<HikariDataSource> pools = new java.util.ArrayList<>();
+
+  private TestDatabase(Kind kind, String sessionTimeZone) {
+    this.kind = kind;
+    this.sessionTimeZone = sessionTimeZone;
+    this.name = "lm_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    create();
+  }
+
+  /** A fresh database; sessions use the server's default time zone. */
+  public static TestDatabase create(Kind kind) {
+    return new TestDatabase(kind, null);
+  }
+
+  /**
+   * A fresh database whose sessions use {@code zone} (e.g. {@code Asia/Kolkata}, {@code +05:30}).
+   */
+  public static TestDatabase create(Kind kind, String sessionTimeZone) {
+    return new TestDatabase(kind, sessionTimeZone);
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** A new pool of {@code size} connections; closed with this database. */
+  public DataSource dataSource(int size) {
+    return dataSource(size, sessionTimeZone);
+  }
+
+  /** A new pool whose sessions use {@code zone} (null: server default). */
+  public synchronized DataSource dataSource(int size, String zone) {
+    HikariConfig c = new HikariConfig();
+    c.setJdbcUrl(jdbcUrl());
+    c.setUsername(user());
+    c.setPassword(password());
+    c.setMaximumPoolSize(size);
+    c.setMinimumIdle(0);
+    c.setPoolName(name + "-" + pools.size());
+    c.setConnectionTimeout(10_000);
+    if (zone != null) {
+      c.setConnectionInitSql(
+          switch (kind) {
+            case POSTGRESQL -> "SET TIME ZONE '" + zone + "'";
+            case MARIADB -> "SET time_zone = '" + zone + "'";
+            case H2 -> "SET TIME ZONE '" + zone + "'";
+          });
+    }
+    HikariDataSource ds = new HikariDataSource(c);
+    pools.add(ds);
+    return ds;
+  }
+
+  public String jdbcUrl() {
+    return switch (kind) {
+      case POSTGRESQL -> PG_URL + (PG_URL.contains("?") ? "&" : "?") + "currentSchema=" + name;
+      case MARIADB -> MARIADB_URL + name;
+      case H2 -> "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
+    };
+  }
+
+  public String user() {
+    return switch (kind) {
+      case POSTGRESQL -> PG_USER;
+      case MARIADB -> MARIADB_USER;
+      case H2 -> "sa";
+    };
+  }
+
+  public String password() {
+    return switch (kind) {
+      case POSTGRESQL -> PG_PASSWORD;
+      case MARIADB -> MARIADB_PASSWORD;
+      case H2 -> "";
+    };
+  }
+
+  private void create() {
+    switch (kind) {
+      case POSTGRESQL -> admin(PG_URL, PG_USER, PG_PASSWORD, "CREATE SCHEMA " + name);
+      case MARIADB ->
+          admin(
+              MARIADB_URL,
+              MARIADB_USER,
+              MARIADB_PASSWORD,
+              "CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+      case H2 -> {}
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    pools.forEach(HikariDataSource::close);
+    pools.clear();
+    switch (kind) {
+      case POSTGRESQL -> admin(PG_URL, PG_USER, PG_PASSWORD, "DROP SCHEMA " + name + " CASCADE");
+      case MARIADB -> admin(MARIADB_URL, MARIADB_USER, MARIADB_PASSWORD, "DROP DATABASE " + name);
+      case H2 -> admin(jdbcUrl(), "sa", "", "SHUTDOWN");
+    }
+  }
+
+  private static void admin(String url, String user, String password, String sql) {
+    try (Connection c = DriverManager.getConnection(url, user, password);
+        Statement st = c.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + " failed on " + url + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static String env(String name, String fallback) {
+    String v = System.getenv(name);
+    return v == null || v.isBlank() ? fallback : v;
+  }
+
+  @Override
+  public String toString() {
+    return kind.name().toLowerCase(Locale.ROOT);
+  }
+}
