@@ -52,11 +52,12 @@ public final class Engine implements LocalMessages {
     Dialect dialect = settings.dialect() != null ? settings.dialect() : detect(settings);
     this.store =
         new TicketStore(settings.dataSource(), dialect, settings.table(), settings.inboxTable());
+    // before the listener: the metrics binding reads backlog gauges through the admin API
+    this.admin = new AdminImpl(store, settings.purgeBatchSize(), this::pausedChanged);
     this.listener = Listeners.combine(settings.listener(), settings.meterRegistry(), this);
     if (settings.autoCreateSchema()) {
       store.createSchema();
     }
-    this.admin = new AdminImpl(store, settings.purgeBatchSize(), this::pausedChanged);
   }
 
   private static Dialect detect(Settings settings) {

@@ -1,0 +1,97 @@
+package io.localmessage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.TestDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MicrometerMetricsTest {
+  private TestDatabase db;
+
+  @BeforeAll
+  void start() {
+    db = TestDatabase.create(TestDatabase.Kind.H2);
+  }
+
+  @AfterAll
+  void stop() {
+    db.close();
+  }
+
+  @Test
+  void coreMetersAreTaggedByBizType() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (EngineFixture fx = new EngineFixture(db.dataSource(4))) {
+      LocalMessages lm = fx.build(fx.builder().meterRegistry(registry));
+      lm.register("t.ok", m -> {}, EngineFixture.config().build());
+      lm.register(
+          "t.bad",
+          m -> {
+            throw new PermanentFailure("no");
+          },
+          EngineFixture.config().build());
+      fx.save(lm, NewMessage.action("t.ok", "a").build());
+      fx.save(lm, NewMessage.action("t.ok", "a").build());
+      fx.save(lm, NewMessage.action("t.bad", "b").build());
+      assertThat(lm.runOnce()).isEqualTo(2);
+
+      assertThat(registry.get("localmessage.saves").tag("biz_type", "t.ok").counter().count())
+          .isEqualTo(2);
+      assertThat(
+              registry
+                  .get("localmessage.saves.duplicate")
+                  .tag("biz_type", "t.ok")
+                  .counter()
+                  .count())
+          .isEqualTo(1);
+      assertThat(
+              registry
+                  .get("localmessage.deliveries")
+                  .tag("biz_type", "t.ok")
+                  .tag("result", "success")
+                  .counter()
+                  .count())
+          .isEqualTo(1);
+      assertThat(
+              registry
+                  .get("localmessage.deliveries")
+                  .tag("biz_type", "t.bad")
+                  .tag("result", "permanent")
+                  .counter()
+                  .count())
+          .isEqualTo(1);
+      assertThat(registry.get("localmessage.end.to.end").tag("biz_type", "t.ok").timer().count())
+          .isEqualTo(1);
+      assertThat(
+              registry
+                  .get("localmessage.attempts.per.success")
+                  .tag("biz_type", "t.ok")
+                  .summary()
+                  .mean())
+          .isEqualTo(1.0);
+      assertThat(
+              registry.get("localmessage.claim.duration").tag("biz_type", "t.ok").timer().count())
+          .isEqualTo(1);
+      assertThat(registry.get("localmessage.dead").tag("biz_type", "t.bad").gauge().value())
+          .isEqualTo(1.0);
+      assertThat(registry.get("localmessage.pending").tag("biz_type", "t.ok").gauge().value())
+          .isZero();
+    }
+  }
+
+  @Test
+  void aRegistryOfTheWrongTypeIsRejected() {
+    try (EngineFixture fx = new EngineFixture(db.dataSource(2))) {
+      assertThatThrownBy(() -> fx.build(fx.builder().meterRegistry("not a registry")))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("must be an io.micrometer.core.instrument.MeterRegistry");
+    }
+  }
+}
