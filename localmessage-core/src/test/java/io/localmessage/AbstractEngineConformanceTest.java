@@ -248,6 +248,22 @@ public abstract class AbstractEngineConformanceTest {
         .hasMessageContaining("sealed");
   }
 
+  @Test
+  void schemaDdlUsesTheConfiguredNamesAndCreatingItTwiceIsHarmless() {
+    LocalMessages first = fx.build(fx.builder());
+    String ddl = first.schemaDdl();
+    assertThat(ddl)
+        .contains("CREATE TABLE IF NOT EXISTS " + fx.table + " (")
+        .contains(fx.table + "_control")
+        .contains(fx.table + "_audit")
+        .contains(fx.table + "_inbox")
+        .contains("ix_" + fx.table + "_due")
+        .doesNotContain("local_message");
+    LocalMessages second = fx.build(fx.builder());
+    fx.save(second, action("t.a", "k"));
+    assertThat(fx.countAll()).isEqualTo(1);
+  }
+
   // ------------------------------------------------------------------ invariant 2: DB clock
 
   @Test
