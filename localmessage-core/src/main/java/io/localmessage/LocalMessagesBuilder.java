@@ -228,7 +228,8 @@ public final class LocalMessagesBuilder {
     return checkTableName("inboxTable", name);
   }
 
-  static String checkTableName(String what, String name) {
+  /** Validates a table name the way {@link #table(String)} does; returns it. */
+  public static String checkTableName(String what, String name) {
     if (name == null || !TABLE_NAME.matcher(name).matches()) {
       throw new IllegalArgumentException(
           what

@@ -1,0 +1,26 @@
+package io.localmessage.cli;
+
+import io.localmessage.LocalMessagesBuilder;
+import io.localmessage.jdbc.Dialects;
+import io.localmessage.jdbc.TicketStore;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "schema", description = "Print the DDL for a database (no connection needed).")
+final class SchemaCommand implements Callable<Integer> {
+  @ParentCommand RootCommand root;
+
+  @Option(names = "--dialect", required = true, description = "postgresql, mysql, mariadb or h2.")
+  String dialect;
+
+  @Override
+  public Integer call() {
+    LocalMessagesBuilder.checkTableName("--table", root.table);
+    LocalMessagesBuilder.checkTableName("--inbox-table", root.inboxTable);
+    root.out().print(TicketStore.schemaDdl(Dialects.byName(dialect), root.table, root.inboxTable));
+    root.out().flush();
+    return ExitCodes.OK;
+  }
+}

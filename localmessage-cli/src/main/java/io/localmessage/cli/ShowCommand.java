@@ -1,0 +1,58 @@
+package io.localmessage.cli;
+
+import io.localmessage.LocalMessages;
+import io.localmessage.admin.TicketView;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "show", description = "One ticket with its audit trail.")
+final class ShowCommand implements Callable<Integer> {
+  static final int PAYLOAD_PREVIEW_BYTES = 4096;
+
+  @ParentCommand RootCommand root;
+
+  @Parameters(index = "0", description = "Ticket id.")
+  long id;
+
+  @Option(
+      names = "--payload",
+      description = "Also print the payload (first 4 KiB; base64 if not UTF-8).")
+  boolean payload;
+
+  @Override
+  public Integer call() {
+    try (LocalMessages lm = root.open()) {
+      Optional<TicketView> t = lm.admin().get(id);
+      if (t.isEmpty()) {
+        root.spec.commandLine().getErr().println("no ticket with id " + id);
+        return ExitCodes.NOTHING_MATCHED;
+      }
+      root.output().ticket(t.get(), lm.admin().audit(id));
+      if (payload) {
+        byte[] p = lm.admin().payload(id).orElse(new byte[0]);
+        root.out().println("payload:");
+        root.out().println(preview(p));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  static String preview(byte[] p) {
+    int n = Math.min(p.length, PAYLOAD_PREVIEW_BYTES);
+    byte[] head = java.util.Arrays.copyOf(p, n);
+    String suffix = p.length > n ? "... (" + p.length + " bytes)" : "";
+    try {
+      return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(head)) + suffix;
+    } catch (CharacterCodingException e) {
+      return "base64:" + Base64.getEncoder().encodeToString(head) + suffix;
+    }
+  }
+}
