@@ -62,6 +62,7 @@ public final class FaultWorker {
         m -> {
           String key = m.idemKey();
           counters.deliveries.incrementAndGet();
+          log(fxPool, key, replica, m.attempt(), "delivery");
           if (key.startsWith("perm-")) {
             throw new PermanentFailure("rejected by the suite (permanent by design)");
           }
@@ -72,6 +73,7 @@ public final class FaultWorker {
           boolean applied = apply(fxPool, inbox, inboxOn, key, replica, m.attempt());
           if (!applied) {
             counters.inboxDuplicates.incrementAndGet();
+            log(fxPool, key, replica, m.attempt(), "duplicate");
           }
           if (applied && m.attempt() == 1 && Math.floorMod(key.hashCode(), 97) == 0) {
             // applied, then hangs past the handler timeout and the lease: the engine interrupts it
@@ -134,6 +136,22 @@ public final class FaultWorker {
         c.rollback();
         throw e;
       }
+    }
+  }
+
+  /** One row per delivery (and per duplicate the inbox caught): exact even for killed workers. */
+  private static void log(HikariDataSource fx, String key, String replica, int attempt, String what)
+      throws SQLException {
+    try (Connection c = fx.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO fx_delivery (idem_key, replica, attempt, what) VALUES (?, ?, ?, ?)")) {
+      c.setAutoCommit(true);
+      ps.setString(1, key);
+      ps.setString(2, replica);
+      ps.setInt(3, attempt);
+      ps.setString(4, what);
+      ps.executeUpdate();
     }
   }
 
