@@ -352,6 +352,7 @@ public abstract class AbstractEngineConformanceTest {
         fx.build(
             fx.builder()
                 .replicaId("a")
+                .concurrency(1) // its only slot stays busy: a cannot re-claim the ticket itself
                 .listener(counting)
                 .lease(Duration.ofSeconds(30))
                 .writeBackMargin(Duration.ofSeconds(1)));

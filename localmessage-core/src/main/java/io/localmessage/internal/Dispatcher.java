@@ -88,9 +88,28 @@ final class Dispatcher {
             new LinkedBlockingQueue<>(),
             named("lm-worker-" + settings.replicaId()));
     this.workers.allowCoreThreadTimeOut(true);
-    this.timer = new ScheduledThreadPoolExecutor(1, named("lm-timeout-" + settings.replicaId()));
-    this.timer.setRemoveOnCancelPolicy(true);
+    // one watchdog scans the in-flight set instead of a timer task per ticket: no per-ticket
+    // scheduling cost on the hot path, timeouts fire within one tick of their deadline
+    this.timer = new ScheduledThreadPoolExecutor(1, named("lm-watchdog-" + settings.replicaId()));
+    long tick = Math.max(5, Math.min(100, minTimeoutMillis(registrations) / 10));
+    this.timer.scheduleWithFixedDelay(this::timeOutOverdue, tick, tick, TimeUnit.MILLISECONDS);
     this.writer = new WriteBehind(store, listener, settings.writeBatchSize(), settings.replicaId());
+  }
+
+  private static long minTimeoutMillis(Map<String, Registration> registrations) {
+    return registrations.values().stream()
+        .mapToLong(r -> r.config.handlerTimeout().toMillis())
+        .min()
+        .orElse(1000);
+  }
+
+  private void timeOutOverdue() {
+    long now = System.nanoTime();
+    for (Execution e : inFlight) {
+      if (e.overdue(now)) {
+        e.timeOut();
+      }
+    }
   }
 
   private static ThreadFactory named(String prefix) {
@@ -437,7 +456,7 @@ final class Dispatcher {
     int chunk = reg.isBatch() ? reg.config.batchSize() : 1;
     for (int i = 0; i < got.size(); i += chunk) {
       List<ClaimedMessage> part = got.subList(i, Math.min(got.size(), i + chunk));
-      Execution e = new Execution(reg, List.copyOf(part), timer, this::decided, this::finished);
+      Execution e = new Execution(reg, List.copyOf(part), this::decided, this::finished);
       inFlight.add(e);
       if (started != null) {
         started.add(e);

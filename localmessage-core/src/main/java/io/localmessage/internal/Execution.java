@@ -9,9 +9,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -29,7 +26,7 @@ final class Execution implements Runnable {
   final CompletableFuture<Void> written = new CompletableFuture<>();
 
   private final AtomicBoolean decided = new AtomicBoolean();
-  private final ScheduledExecutorService timer;
+  private volatile long deadlineNanos;
   private final Consumer<Execution> onFinished;
   private final OutcomeSink sink;
   private Thread thread;
@@ -44,35 +41,27 @@ final class Execution implements Runnable {
   Execution(
       Registration registration,
       List<ClaimedMessage> messages,
-      ScheduledExecutorService timer,
       OutcomeSink sink,
       Consumer<Execution> onFinished) {
     this.registration = registration;
     this.messages = messages;
-    this.timer = timer;
     this.sink = sink;
     this.onFinished = onFinished;
   }
 
   @Override
   public void run() {
-    ScheduledFuture<?> timeout = null;
     try {
       synchronized (this) {
         thread = Thread.currentThread();
         startNanos = System.nanoTime();
       }
-      timeout =
-          timer.schedule(
-              this::timeOut, registration.config.handlerTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
       List<Outcome> outcomes = invoke();
       if (decided.compareAndSet(false, true)) {
         sink.accept(this, outcomes, false, elapsed());
       }
     } finally {
-      if (timeout != null) {
-        timeout.cancel(false);
-      }
       synchronized (this) {
         finished = true;
       }
@@ -80,6 +69,12 @@ final class Execution implements Runnable {
       Thread.interrupted();
       onFinished.accept(this);
     }
+  }
+
+  /** Whether the handler has run past its timeout at {@code now} (a {@code System.nanoTime()}). */
+  boolean overdue(long now) {
+    long d = deadlineNanos;
+    return d != 0 && now - d >= 0;
   }
 
   private List<Outcome> invoke() {
@@ -109,7 +104,8 @@ final class Execution implements Runnable {
     return Collections.nCopies(messages.size(), o);
   }
 
-  private void timeOut() {
+  /** Records the timeout outcome (once) and interrupts the handler if it is still running. */
+  void timeOut() {
     if (!decided.compareAndSet(false, true)) {
       return;
     }
