@@ -628,22 +628,32 @@ public final class TicketStore {
     T run(Connection c) throws SQLException;
   }
 
+  /**
+   * Runs {@code work} in one short transaction. A deadlock or serialization failure (SQLState
+   * 40001, or MySQL's 1213) is retried up to twice: operator actions lock a ticket row while
+   * workers claim and sweep around it, and InnoDB may pick the operator as the victim.
+   */
   private <T> T inTransaction(TxWork<T> work, String what) {
-    try (Connection c = dataSource.getConnection()) {
-      boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        T result = work.run(c);
-        c.commit();
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(auto);
+    for (int attempt = 1; ; attempt++) {
+      try (Connection c = dataSource.getConnection()) {
+        boolean auto = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+          T result = work.run(c);
+          c.commit();
+          return result;
+        } catch (SQLException | RuntimeException e) {
+          c.rollback();
+          throw e;
+        } finally {
+          c.setAutoCommit(auto);
+        }
+      } catch (SQLException e) {
+        boolean retryable = "40001".equals(e.getSQLState()) || e.getErrorCode() == 1213;
+        if (!retryable || attempt >= 3) {
+          throw new StoreException(what + " failed: " + e.getMessage(), e);
+        }
       }
-    } catch (SQLException e) {
-      throw new StoreException(what + " failed", e);
     }
   }
 
