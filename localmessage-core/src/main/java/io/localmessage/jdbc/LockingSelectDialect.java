@@ -27,6 +27,7 @@ abstract class LockingSelectDialect extends Dialect {
   @Override
   public List<ClaimedRow> claim(Connection c, String table, ClaimRequest request)
       throws SQLException {
+    beginShortTransaction(c);
     c.setAutoCommit(false);
     try {
       List<ClaimedRow> rows = new ArrayList<>();

@@ -25,6 +25,14 @@ public final class MySqlDialect extends LockingSelectDialect {
     return "mysql";
   }
 
+  /** Next transaction only: the pool's connection keeps its own isolation level afterwards. */
+  @Override
+  protected void beginShortTransaction(Connection c) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    }
+  }
+
   @Override
   public String now() {
     return "UTC_TIMESTAMP(3)";

@@ -161,7 +161,7 @@ public final class TicketStore {
     try (Connection c = autocommitConnection()) {
       return dialect.claim(c, table, request);
     } catch (SQLException e) {
-      throw new StoreException("claiming due tickets failed", e);
+      throw new StoreException("claiming due tickets failed: " + e.getMessage(), e);
     }
   }
 
@@ -169,7 +169,7 @@ public final class TicketStore {
     try (Connection c = autocommitConnection()) {
       return dialect.deleteIfCurrent(c, table, ids, versions);
     } catch (SQLException e) {
-      throw new StoreException("deleting completed tickets failed", e);
+      throw new StoreException("deleting completed tickets failed: " + e.getMessage(), e);
     }
   }
 
@@ -177,7 +177,7 @@ public final class TicketStore {
     try (Connection c = autocommitConnection()) {
       return dialect.updateIfCurrent(c, table, transitions);
     } catch (SQLException e) {
-      throw new StoreException("writing back ticket outcomes failed", e);
+      throw new StoreException("writing back ticket outcomes failed: " + e.getMessage(), e);
     }
   }
 
@@ -209,7 +209,7 @@ public final class TicketStore {
       }
       return ps.executeUpdate();
     } catch (SQLException e) {
-      throw new StoreException("expiring exhausted tickets failed", e);
+      throw new StoreException("expiring exhausted tickets failed: " + e.getMessage(), e);
     }
   }
 
@@ -224,7 +224,7 @@ public final class TicketStore {
       }
       return paused;
     } catch (SQLException e) {
-      throw new StoreException("reading paused types failed", e);
+      throw new StoreException("reading paused types failed: " + e.getMessage(), e);
     }
   }
 

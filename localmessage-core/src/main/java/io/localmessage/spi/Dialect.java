@@ -78,9 +78,13 @@ public abstract class Dialect {
             + now()
             + " WHERE id = ? AND version = ? AND status = 0";
     boolean auto = c.getAutoCommit();
+    beginShortTransaction(c);
     c.setAutoCommit(false);
+    // rows in id order: two write-backs lock them in the same order and cannot deadlock
+    List<Transition> sorted = new java.util.ArrayList<>(transitions);
+    sorted.sort(java.util.Comparator.comparingLong(Transition::id));
     try (PreparedStatement ps = c.prepareStatement(sql)) {
-      for (Transition t : transitions) {
+      for (Transition t : sorted) {
         ps.setInt(1, t.status());
         ps.setInt(2, t.attemptsDelta());
         ps.setLong(3, t.status() == 0 ? t.delayMillis() : 0L);
@@ -105,6 +109,14 @@ public abstract class Dialect {
    * {@code condition}; {@code keyColumns} is the table's primary key, e.g. {@code id}.
    */
   public abstract String deleteBatchSql(String table, String keyColumns, String condition);
+
+  /**
+   * Called on an autocommit connection right before the library opens one of its own short
+   * transactions (claim, write-back). MySQL/MariaDB use it to run that one transaction at READ
+   * COMMITTED: under REPEATABLE READ the claim's range scan takes gap locks that the write-backs of
+   * other replicas then deadlock against.
+   */
+  protected void beginShortTransaction(Connection c) throws SQLException {}
 
   /** Adds up JDBC batch counts; an unknown count is taken as one matched row. */
   protected static int sumCounts(int[] counts) {
