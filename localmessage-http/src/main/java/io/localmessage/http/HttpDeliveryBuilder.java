@@ -87,10 +87,10 @@ public final class HttpDeliveryBuilder {
                   : ""));
     }
     Objects.requireNonNull(value, () -> "value of header '" + name + "'");
-    if (value.chars().anyMatch(c -> c == '\r' || c == '\n' || c == 0)) {
+    if (value.chars().anyMatch(c -> (c < 0x20 && c != '\t') || c == 0x7f)) {
       // the value itself is not repeated: it is probably a credential
       throw new IllegalArgumentException(
-          "value of header '" + name + "' contains a line break or NUL");
+          "value of header '" + name + "' contains a line break or another control character");
     }
     headers.keySet().removeIf(k -> k.equalsIgnoreCase(name));
     headers.put(name, value);

@@ -87,18 +87,18 @@ abstract class AbstractHttpDeliveryTest {
     }
   }
 
-  /** The usual delivery: 1 s request timeout, static auth header. */
+  /** The usual delivery: 2 s request timeout (4 s handler timeout, within the 5 s test lease). */
   private HttpDeliveryBuilder delivery() {
     return HttpDelivery.builder()
-        .requestTimeout(Duration.ofSeconds(1))
-        .connectTimeout(Duration.ofMillis(500))
+        .requestTimeout(Duration.ofSeconds(2))
+        .connectTimeout(Duration.ofSeconds(1))
         .header("Authorization", "Bearer " + TOKEN);
   }
 
   private LocalMessages engine(HttpDeliveryBuilder b) {
     http = b.build();
     LocalMessages lm = fx.build(fx.builder());
-    // handlerConfig(): 3 s handler timeout, Retry-After counts as an attempt
+    // handlerConfig(): 4 s handler timeout, Retry-After counts as an attempt
     lm.register(
         TYPE,
         http,
@@ -457,7 +457,7 @@ abstract class AbstractHttpDeliveryTest {
   void handlerConfigFitsTheRequestTimeout() {
     http = delivery().build();
     HandlerConfig c = http.handlerConfig().build();
-    assertThat(c.handlerTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.handlerTimeout()).isEqualTo(Duration.ofSeconds(4));
     assertThat(c.retryAfterCountsAttempt()).isTrue();
     assertThat(http.checkFits(c)).isSameAs(c);
   }
