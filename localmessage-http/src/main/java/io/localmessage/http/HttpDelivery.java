@@ -1,0 +1,279 @@
+package io.localmessage.http;
+
+import io.localmessage.Handler;
+import io.localmessage.HandlerConfig;
+import io.localmessage.Message;
+import io.localmessage.PermanentFailure;
+import io.localmessage.http.internal.CappedBodySubscriber;
+import io.localmessage.http.internal.CapturedBody;
+import io.localmessage.http.internal.Redaction;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link Handler} that delivers a ticket as one HTTP request: {@code POST} (or {@code PUT}) of
+ * the payload to the URL of its destination, with {@code Idempotency-Key: <idem_key>} so the
+ * receiver can apply it once (see {@link IdempotentReceiver}), {@code Content-Type} from the
+ * ticket's {@code content-type} header (default {@value #DEFAULT_CONTENT_TYPE}) and the configured
+ * static headers. The response is turned into the ticket's outcome by a {@link ResponseClassifier}
+ * ({@link ResponseClassifier#standard()} by default).
+ *
+ * <p>Credentials belong in {@link HttpDeliveryBuilder#header(String, String)}, never in tickets;
+ * their values are never logged and are masked in body excerpts. Payloads are never logged. One
+ * {@link HttpClient} is shared by all deliveries, so connections are reused; redirects are not
+ * followed unless enabled.
+ *
+ * <p>The request timeout must be shorter than the type's handler timeout, or the engine would cut
+ * slow requests off before the client reports them: register with {@link #handlerConfig()} or check
+ * your own config with {@link #checkFits(HandlerConfig)}.
+ *
+ * <pre>{@code
+ * HttpDelivery points = HttpDelivery.builder()
+ *     .urlResolver(UrlResolver.named(Map.of("points", URI.create("http://points:8080/api/points"))))
+ *     .header("Authorization", "Bearer " + config.pointsToken())
+ *     .build();
+ * lm.register("points.award", points, points.handlerConfig().maxAttempts(12).build());
+ * }</pre>
+ */
+public final class HttpDelivery implements Handler, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(HttpDelivery.class);
+
+  public static final String IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+  public static final String DEFAULT_CONTENT_TYPE = "application/json";
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+  /** The longest request timeout accepted. */
+  public static final Duration MAX_REQUEST_TIMEOUT = Duration.ofMinutes(30);
+
+  /** What {@link #handlerConfig()} adds to the request timeout to get the handler timeout. */
+  public static final Duration HANDLER_TIMEOUT_MARGIN = Duration.ofSeconds(2);
+
+  /** Characters of the response body kept in {@code last_error}. */
+  public static final int DEFAULT_EXCERPT_LENGTH = 256;
+
+  /** Bodies are read (and dropped) up to this size so the connection can be reused. */
+  static final long DISCARD_LIMIT = 1 << 20;
+
+  private final String method;
+  private final UrlResolver resolver;
+  private final Map<String, String> staticHeaders;
+  private final List<String> forwardedHeaders;
+  private final String defaultContentType;
+  private final Duration requestTimeout;
+  private final ResponseClassifier classifier;
+  private final int excerptLength;
+  private final int captureBytes;
+  private final List<String> secrets;
+  private final HttpClient client;
+  private final ExecutorService ownedExecutor;
+
+  HttpDelivery(HttpDeliveryBuilder b, HttpClient client, ExecutorService ownedExecutor) {
+    this.method = b.method;
+    this.resolver = b.resolver;
+    this.staticHeaders = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
+    this.forwardedHeaders = List.copyOf(b.forwarded);
+    this.defaultContentType = b.defaultContentType;
+    this.requestTimeout = b.requestTimeout;
+    this.classifier = b.classifier;
+    this.excerptLength = b.excerptLength;
+    this.captureBytes = b.excerptLength == 0 ? 0 : Math.max(1024, b.excerptLength * 4);
+    this.secrets = secretsOf(b.headers);
+    this.client = client;
+    this.ownedExecutor = ownedExecutor;
+  }
+
+  public static HttpDeliveryBuilder builder() {
+    return new HttpDeliveryBuilder();
+  }
+
+  @Override
+  public void handle(Message m) throws Exception {
+    URI uri = resolve(m);
+    String target = method + " " + Redaction.safeUrl(uri);
+    HttpRequest request = request(m, uri, target);
+    long start = System.nanoTime();
+    HttpResponse<CapturedBody> response;
+    try {
+      response =
+          client.send(request, info -> new CappedBodySubscriber(captureBytes, DISCARD_LIMIT));
+    } catch (IOException e) {
+      log.debug(
+          "event=http_failed biz_type={} id={} idem_key={} target={} took_ms={} error={}",
+          m.bizType(),
+          m.id(),
+          m.idemKey(),
+          target,
+          millisSince(start),
+          e.toString());
+      classifier.classifyFailure(m, target, e);
+      return;
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    log.debug(
+        "event=http_response biz_type={} id={} idem_key={} target={} status={} took_ms={}",
+        m.bizType(),
+        m.id(),
+        m.idemKey(),
+        target,
+        response.statusCode(),
+        took.toMillis());
+    classifier.classify(
+        m,
+        new DeliveryResponse(
+            method,
+            uri,
+            response.statusCode(),
+            response.headers(),
+            response.body() == null ? CapturedBody.EMPTY : response.body(),
+            took,
+            excerptLength,
+            secrets));
+  }
+
+  /**
+   * A handler config whose timeout fits this delivery: handler timeout = request timeout + {@link
+   * #HANDLER_TIMEOUT_MARGIN}, and a {@code Retry-After} counts as an attempt, so a service that
+   * answers "later" forever still ends in a dead letter after {@code maxAttempts}. Adjust the rest
+   * (attempts, backoff, concurrency) and build.
+   */
+  public HandlerConfig.Builder handlerConfig() {
+    return HandlerConfig.builder()
+        .handlerTimeout(requestTimeout.plus(HANDLER_TIMEOUT_MARGIN))
+        .retryAfterCountsAttempt(true);
+  }
+
+  /**
+   * Returns {@code config} when its handler timeout is longer than this delivery's request timeout;
+   * otherwise throws an {@link IllegalArgumentException} naming both.
+   */
+  public HandlerConfig checkFits(HandlerConfig config) {
+    Objects.requireNonNull(config, "config");
+    if (requestTimeout.compareTo(config.handlerTimeout()) >= 0) {
+      throw new IllegalArgumentException(
+          "requestTimeout "
+              + requestTimeout
+              + " must be shorter than the handler timeout "
+              + config.handlerTimeout()
+              + ": the engine would cut slow requests off before the HTTP client reports them;"
+              + " raise handlerTimeout to at least requestTimeout + "
+              + HANDLER_TIMEOUT_MARGIN
+              + " (handlerConfig() does) or shorten requestTimeout");
+    }
+    return config;
+  }
+
+  public Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  /** Shuts down the executor of the HTTP client this delivery created (not one it was given). */
+  @Override
+  public void close() {
+    if (ownedExecutor == null) {
+      return;
+    }
+    ownedExecutor.shutdown();
+    try {
+      if (!ownedExecutor.awaitTermination(2, TimeUnit.SECONDS)) {
+        ownedExecutor.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      ownedExecutor.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public String toString() {
+    // header names only: the values are credentials
+    return "HttpDelivery{"
+        + method
+        + ", headers="
+        + staticHeaders.keySet()
+        + ", requestTimeout="
+        + requestTimeout
+        + "}";
+  }
+
+  private URI resolve(Message m) throws PermanentFailure {
+    URI uri;
+    try {
+      uri = resolver.resolve(m);
+    } catch (IllegalArgumentException e) {
+      throw new PermanentFailure("no URL for the ticket: " + e.getMessage(), e);
+    }
+    if (uri == null) {
+      throw new PermanentFailure("no URL for the ticket: the resolver returned none");
+    }
+    String scheme = uri.getScheme();
+    if (!"http".equalsIgnoreCase(scheme) && !"https".equalsIgnoreCase(scheme)) {
+      throw new PermanentFailure(
+          "URL scheme '" + scheme + "' is not http or https: " + Redaction.safeUrl(uri));
+    }
+    return uri;
+  }
+
+  private HttpRequest request(Message m, URI uri, String target) throws PermanentFailure {
+    try {
+      HttpRequest.Builder b =
+          HttpRequest.newBuilder(uri)
+              .timeout(requestTimeout)
+              .method(method, HttpRequest.BodyPublishers.ofByteArray(m.payload()))
+              .header(IDEMPOTENCY_KEY_HEADER, m.idemKey());
+      String contentType = ticketHeader(m, "content-type");
+      b.header("Content-Type", contentType == null ? defaultContentType : contentType);
+      for (String name : forwardedHeaders) {
+        String value = ticketHeader(m, name);
+        if (value != null) {
+          b.header(name, value);
+        }
+      }
+      staticHeaders.forEach(b::header);
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new PermanentFailure("cannot build the request " + target + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static String ticketHeader(Message m, String name) {
+    for (Map.Entry<String, String> e : m.headers().entrySet()) {
+      if (e.getKey().equalsIgnoreCase(name)) {
+        return e.getValue();
+      }
+    }
+    return null;
+  }
+
+  private static List<String> secretsOf(Map<String, String> headers) {
+    List<String> s = new ArrayList<>();
+    for (String v : headers.values()) {
+      s.add(v);
+      int space = v.lastIndexOf(' ');
+      if (space >= 0) {
+        s.add(v.substring(space + 1)); // the token of "Bearer <token>"
+      }
+    }
+    // longest first, so a value is masked before a part of it
+    s.sort((a, b) -> Integer.compare(b.length(), a.length()));
+    return List.copyOf(s);
+  }
+
+  private static long millisSince(long startNanos) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+  }
+}

@@ -1,0 +1,243 @@
+package io.localmessage.http;
+
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+
+/** Builds an {@link HttpDelivery}; every setter checks its input at once. */
+public final class HttpDeliveryBuilder {
+  private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+\\-.^_`|~0-9A-Za-z]+");
+  private static final Set<String> SET_PER_REQUEST =
+      Set.of(
+          "idempotency-key",
+          "content-type",
+          "content-length",
+          "host",
+          "connection",
+          "expect",
+          "upgrade",
+          "transfer-encoding",
+          "te",
+          "trailer",
+          "keep-alive",
+          "proxy-connection",
+          "http2-settings");
+  private static final Set<String> CREDENTIALS =
+      Set.of("authorization", "proxy-authorization", "cookie");
+  private static final AtomicInteger CLIENTS = new AtomicInteger();
+
+  String method = "POST";
+  UrlResolver resolver = UrlResolver.destination();
+  final Map<String, String> headers = new LinkedHashMap<>();
+  final List<String> forwarded = new ArrayList<>();
+  String defaultContentType = HttpDelivery.DEFAULT_CONTENT_TYPE;
+  Duration requestTimeout = HttpDelivery.DEFAULT_REQUEST_TIMEOUT;
+  private Duration connectTimeout = HttpDelivery.DEFAULT_CONNECT_TIMEOUT;
+  private boolean connectTimeoutSet;
+  private boolean followRedirects;
+  private boolean followRedirectsSet;
+  private HttpClient httpClient;
+  ResponseClassifier classifier = ResponseClassifier.standard();
+  int excerptLength = HttpDelivery.DEFAULT_EXCERPT_LENGTH;
+
+  HttpDeliveryBuilder() {}
+
+  /** {@code POST} (default) or {@code PUT}. */
+  public HttpDeliveryBuilder method(String method) {
+    Objects.requireNonNull(method, "method");
+    String m = method.trim().toUpperCase(Locale.ROOT);
+    if (!m.equals("POST") && !m.equals("PUT")) {
+      throw new IllegalArgumentException("method must be POST or PUT, was '" + method + "'");
+    }
+    this.method = m;
+    return this;
+  }
+
+  /** Where each ticket goes (default {@link UrlResolver#destination()}). */
+  public HttpDeliveryBuilder urlResolver(UrlResolver resolver) {
+    this.resolver = Objects.requireNonNull(resolver, "resolver");
+    return this;
+  }
+
+  /**
+   * A header sent with every request, e.g. {@code Authorization}. Values come from configuration
+   * and are never logged. {@code Idempotency-Key}, {@code Content-Type} and the headers the client
+   * manages itself ({@code Host}, {@code Content-Length} ...) are refused.
+   */
+  public HttpDeliveryBuilder header(String name, String value) {
+    checkName(name);
+    String lower = name.toLowerCase(Locale.ROOT);
+    if (SET_PER_REQUEST.contains(lower)) {
+      throw new IllegalArgumentException(
+          "header '"
+              + name
+              + "' is set per request"
+              + (lower.equals("content-type")
+                  ? "; use defaultContentType(...) or the ticket's content-type header"
+                  : ""));
+    }
+    Objects.requireNonNull(value, () -> "value of header '" + name + "'");
+    if (value.chars().anyMatch(c -> (c < 0x20 && c != '\t') || c == 0x7f)) {
+      // the value itself is not repeated: it is probably a credential
+      throw new IllegalArgumentException(
+          "value of header '" + name + "' contains a line break or another control character");
+    }
+    headers.keySet().removeIf(k -> k.equalsIgnoreCase(name));
+    headers.put(name, value);
+    return this;
+  }
+
+  /**
+   * Ticket headers copied onto the request when present (e.g. {@code traceparent}). Credentials
+   * ({@code Authorization}, {@code Cookie} ...) are refused: they never come from a ticket.
+   */
+  public HttpDeliveryBuilder forwardTicketHeaders(String... names) {
+    for (String name : names) {
+      checkName(name);
+      String lower = name.toLowerCase(Locale.ROOT);
+      if (CREDENTIALS.contains(lower)) {
+        throw new IllegalArgumentException(
+            "header '"
+                + name
+                + "' is never taken from a ticket: credentials come from configuration,"
+                + " see header(name, value)");
+      }
+      if (SET_PER_REQUEST.contains(lower)) {
+        throw new IllegalArgumentException(
+            "header '" + name + "' is set per request and cannot be forwarded");
+      }
+      forwarded.add(name);
+    }
+    return this;
+  }
+
+  /** The {@code Content-Type} of tickets without a content-type header. */
+  public HttpDeliveryBuilder defaultContentType(String contentType) {
+    Objects.requireNonNull(contentType, "contentType");
+    if (contentType.isBlank() || contentType.chars().anyMatch(c -> c < 0x20 && c != '\t')) {
+      throw new IllegalArgumentException(
+          "defaultContentType must be a non-blank single-line value, was '" + contentType + "'");
+    }
+    this.defaultContentType = contentType;
+    return this;
+  }
+
+  /**
+   * The whole request, connecting included, until the response headers arrive: 10 ms to 30 min
+   * (default 10 s). Must be shorter than the type's handler timeout.
+   */
+  public HttpDeliveryBuilder requestTimeout(Duration timeout) {
+    this.requestTimeout = range("requestTimeout", timeout, HttpDelivery.MAX_REQUEST_TIMEOUT);
+    return this;
+  }
+
+  /**
+   * Connecting alone: 10 ms to 30 min, at most the request timeout (default 5 s, or the request
+   * timeout when that is shorter).
+   */
+  public HttpDeliveryBuilder connectTimeout(Duration timeout) {
+    this.connectTimeout = range("connectTimeout", timeout, HttpDelivery.MAX_REQUEST_TIMEOUT);
+    this.connectTimeoutSet = true;
+    return this;
+  }
+
+  /**
+   * Whether redirects are followed (default false: a 3xx is a permanent failure, since a moved
+   * endpoint is a configuration error and following could send the payload elsewhere).
+   */
+  public HttpDeliveryBuilder followRedirects(boolean follow) {
+    this.followRedirects = follow;
+    this.followRedirectsSet = true;
+    return this;
+  }
+
+  /**
+   * Uses the caller's client (its connect timeout, redirect policy, TLS, proxy and executor apply,
+   * and the caller closes it). Not combinable with {@link #connectTimeout} or {@link
+   * #followRedirects}.
+   */
+  public HttpDeliveryBuilder httpClient(HttpClient client) {
+    this.httpClient = Objects.requireNonNull(client, "client");
+    return this;
+  }
+
+  /** The response policy (default {@link ResponseClassifier#standard()}). */
+  public HttpDeliveryBuilder classifier(ResponseClassifier classifier) {
+    this.classifier = Objects.requireNonNull(classifier, "classifier");
+    return this;
+  }
+
+  /** Characters of the response body kept in error messages: 0 (none) to 512 (default 256). */
+  public HttpDeliveryBuilder excerptLength(int length) {
+    if (length < 0 || length > 512) {
+      throw new IllegalArgumentException("excerptLength must be between 0 and 512, was " + length);
+    }
+    this.excerptLength = length;
+    return this;
+  }
+
+  public HttpDelivery build() {
+    if (httpClient != null && (connectTimeoutSet || followRedirectsSet)) {
+      throw new IllegalArgumentException(
+          "connectTimeout and followRedirects belong to the HttpClient given to httpClient(...);"
+              + " set them there");
+    }
+    if (httpClient != null) {
+      return new HttpDelivery(this, httpClient, null);
+    }
+    if (!connectTimeoutSet && connectTimeout.compareTo(requestTimeout) > 0) {
+      connectTimeout = requestTimeout; // the default never outlasts a shorter request timeout
+    }
+    if (connectTimeout.compareTo(requestTimeout) > 0) {
+      throw new IllegalArgumentException(
+          "connectTimeout "
+              + connectTimeout
+              + " must not be longer than requestTimeout "
+              + requestTimeout);
+    }
+    int id = CLIENTS.incrementAndGet();
+    AtomicInteger threads = new AtomicInteger();
+    ExecutorService executor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "lm-http-" + id + "-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    HttpClient client =
+        HttpClient.newBuilder()
+            .executor(executor)
+            .connectTimeout(connectTimeout)
+            .followRedirects(
+                followRedirects ? HttpClient.Redirect.NORMAL : HttpClient.Redirect.NEVER)
+            // keep-alive connections are reused; plain-http services see no h2c upgrade
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
+    return new HttpDelivery(this, client, executor);
+  }
+
+  private static void checkName(String name) {
+    if (name == null || !TOKEN.matcher(name).matches()) {
+      throw new IllegalArgumentException("'" + name + "' is not a valid HTTP header name");
+    }
+  }
+
+  private static Duration range(String what, Duration value, Duration max) {
+    Objects.requireNonNull(value, what);
+    if (value.compareTo(Duration.ofMillis(10)) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(
+          what + " must be between PT0.01S and " + max + ", was " + value);
+    }
+    return value;
+  }
+}

@@ -1,0 +1,204 @@
+package io.localmessage.http;
+
+import com.sun.net.httpserver.Headers;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import io.localmessage.PermanentFailure;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A ready {@code com.sun.net.httpserver} handler that receives {@link HttpDelivery} requests: opens
+ * a transaction, applies the work once per {@code Idempotency-Key} through {@link
+ * IdempotentReceiver}, commits and answers.
+ *
+ * <table>
+ *   <caption>Answers</caption>
+ *   <tr><td>200 {@code {"result":"applied"}}</td><td>the work ran and committed</td></tr>
+ *   <tr><td>200 {@code {"result":"duplicate"}}</td><td>the key was applied before; nothing ran</td></tr>
+ *   <tr><td>400</td><td>missing, blank or too long {@code Idempotency-Key}</td></tr>
+ *   <tr><td>405</td><td>not POST or PUT</td></tr>
+ *   <tr><td>413</td><td>body larger than the limit</td></tr>
+ *   <tr><td>422</td><td>the work threw {@link PermanentFailure}: rolled back, the sender gives up</td></tr>
+ *   <tr><td>500</td><td>anything else: rolled back, the sender retries</td></tr>
+ * </table>
+ *
+ * <pre>{@code
+ * server.createContext("/points", IdempotentEndpoint.create(dataSource,
+ *     IdempotentReceiver.create(dataSource), "points", (conn, body, headers) -> award(conn, body)));
+ * }</pre>
+ */
+public final class IdempotentEndpoint implements HttpHandler {
+  private static final Logger log = LoggerFactory.getLogger(IdempotentEndpoint.class);
+
+  public static final int DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+  /** The effect of one request, applied through the open transaction's connection. */
+  @FunctionalInterface
+  public interface Work {
+    /**
+     * Applies the request. Throw {@link PermanentFailure} to reject it for good (422); anything
+     * else rolls back and answers 500, so the sender tries again.
+     */
+    void apply(Connection connection, byte[] body, Headers requestHeaders) throws Exception;
+  }
+
+  private final DataSource dataSource;
+  private final IdempotentReceiver receiver;
+  private final String consumer;
+  private final Work work;
+  private final int maxBodyBytes;
+
+  private IdempotentEndpoint(
+      DataSource dataSource,
+      IdempotentReceiver receiver,
+      String consumer,
+      Work work,
+      int maxBodyBytes) {
+    this.dataSource = dataSource;
+    this.receiver = receiver;
+    this.consumer = consumer;
+    this.work = work;
+    this.maxBodyBytes = maxBodyBytes;
+  }
+
+  /** An endpoint applying {@code work} once per key for {@code consumer}. */
+  public static IdempotentEndpoint create(
+      DataSource dataSource, IdempotentReceiver receiver, String consumer, Work work) {
+    Objects.requireNonNull(consumer, "consumer");
+    if (consumer.isBlank()) {
+      throw new IllegalArgumentException("consumer must not be blank");
+    }
+    return new IdempotentEndpoint(
+        Objects.requireNonNull(dataSource, "dataSource"),
+        Objects.requireNonNull(receiver, "receiver"),
+        consumer,
+        Objects.requireNonNull(work, "work"),
+        DEFAULT_MAX_BODY_BYTES);
+  }
+
+  /** The same endpoint with another body limit: 1 byte to 64 MiB. */
+  public IdempotentEndpoint withMaxBodyBytes(int max) {
+    if (max < 1 || max > 64 * 1024 * 1024) {
+      throw new IllegalArgumentException("maxBodyBytes must be between 1 and 67108864, was " + max);
+    }
+    return new IdempotentEndpoint(dataSource, receiver, consumer, work, max);
+  }
+
+  @Override
+  public void handle(HttpExchange exchange) throws IOException {
+    try {
+      String method = exchange.getRequestMethod();
+      if (!"POST".equals(method) && !"PUT".equals(method)) {
+        exchange.getResponseHeaders().set("Allow", "POST, PUT");
+        answer(exchange, 405, error("method " + method + " not allowed"));
+        return;
+      }
+      String key = exchange.getRequestHeaders().getFirst(IdempotentReceiver.HEADER);
+      try {
+        IdempotentReceiver.checkKey(key);
+      } catch (InvalidIdempotencyKeyException e) {
+        answer(exchange, 400, error(e.getMessage()));
+        return;
+      }
+      byte[] body = readBody(exchange.getRequestBody());
+      if (body == null) {
+        answer(exchange, 413, error("body larger than " + maxBodyBytes + " bytes"));
+        return;
+      }
+      IdempotentReceiver.Result result;
+      try {
+        result = applyInTransaction(key, body, exchange.getRequestHeaders());
+      } catch (PermanentFailure e) {
+        log.info(
+            "event=receive_rejected consumer={} idem_key={} error={}",
+            consumer,
+            key,
+            e.getMessage());
+        answer(exchange, 422, error(e.getMessage()));
+        return;
+      } catch (Exception e) {
+        log.warn(
+            "event=receive_failed consumer={} idem_key={} error={}", consumer, key, e.toString());
+        answer(exchange, 500, error("internal error"));
+        return;
+      }
+      log.debug("event=received consumer={} idem_key={} result={}", consumer, key, result);
+      answer(
+          exchange,
+          200,
+          result == IdempotentReceiver.Result.APPLIED
+              ? "{\"result\":\"applied\"}"
+              : "{\"result\":\"duplicate\"}");
+    } finally {
+      exchange.close();
+    }
+  }
+
+  private IdempotentReceiver.Result applyInTransaction(String key, byte[] body, Headers headers)
+      throws Exception {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        IdempotentReceiver.Result r =
+            receiver.receive(c, key, consumer, conn -> work.apply(conn, body, headers));
+        c.commit();
+        return r;
+      } catch (Exception e) {
+        try {
+          c.rollback();
+        } catch (SQLException re) {
+          e.addSuppressed(re);
+        }
+        throw e;
+      } finally {
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+          // a broken connection is discarded by the pool; the outcome is already decided
+        }
+      }
+    }
+  }
+
+  /** The body, or null when it is longer than the limit. */
+  private byte[] readBody(InputStream in) throws IOException {
+    byte[] body = in.readNBytes(maxBodyBytes + 1);
+    return body.length > maxBodyBytes ? null : body;
+  }
+
+  private static void answer(HttpExchange exchange, int status, String json) throws IOException {
+    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", "application/json");
+    exchange.sendResponseHeaders(status, bytes.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+
+  private static String error(String message) {
+    StringBuilder b = new StringBuilder("{\"error\":\"");
+    for (char ch : message.toCharArray()) {
+      switch (ch) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        default -> {
+          if (ch < 0x20) {
+            b.append(String.format("\\u%04x", (int) ch));
+          } else {
+            b.append(ch);
+          }
+        }
+      }
+    }
+    return b.append("\"}").toString();
+  }
+}

@@ -1,0 +1,95 @@
+package io.localmessage.http;
+
+import io.localmessage.inbox.Inbox;
+import java.sql.Connection;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * The receiving side of {@link HttpDelivery}, for any web framework: applies the effect of a
+ * request once per {@code (consumer, Idempotency-Key)}. The key is recorded in the inbox through
+ * the caller's connection, in the caller's transaction, together with the effect: if the
+ * transaction commits, every later delivery of that key is a {@link Result#DUPLICATE}; if it rolls
+ * back, neither the effect nor the record exists and the next delivery applies it.
+ *
+ * <pre>{@code
+ * // inside the endpoint's transaction
+ * Result r = receiver.receive(conn, request.header("Idempotency-Key"), "points", c -> award(c, body));
+ * return 200; // APPLIED or DUPLICATE: the sender may stop either way
+ * }</pre>
+ *
+ * <p>Answer 200 for both results: a duplicate means the effect is already there. Use one consumer
+ * name per endpoint (and per sender, if several services send keys that could collide). The dedup
+ * window is the inbox row's lifetime (see {@link Inbox#purge}).
+ */
+public final class IdempotentReceiver {
+  /** The request header that carries the key (IETF httpapi draft name). */
+  public static final String HEADER = HttpDelivery.IDEMPOTENCY_KEY_HEADER;
+
+  /** What {@link #receive} did. */
+  public enum Result {
+    /** The key was new: the work ran in the caller's transaction. */
+    APPLIED,
+    /** The key was seen before: the work did not run. */
+    DUPLICATE
+  }
+
+  private final Inbox inbox;
+
+  private IdempotentReceiver(Inbox inbox) {
+    this.inbox = inbox;
+  }
+
+  /** A receiver on {@code inbox} (its table and dialect). */
+  public static IdempotentReceiver create(Inbox inbox) {
+    return new IdempotentReceiver(Objects.requireNonNull(inbox, "inbox"));
+  }
+
+  /** A receiver on the default inbox table of {@code dataSource}. */
+  public static IdempotentReceiver create(DataSource dataSource) {
+    return create(Inbox.create(dataSource));
+  }
+
+  /**
+   * Runs {@code work} through {@code connection} only if {@code idempotencyKey} is new for {@code
+   * consumer}, recording it in the same transaction. Never commits or rolls back: the caller does,
+   * and must roll back when this throws.
+   *
+   * @throws InvalidIdempotencyKeyException when the key is null, blank or longer than {@value
+   *     Inbox#MAX_MESSAGE_ID_LENGTH} characters (nothing is recorded)
+   * @throws io.localmessage.TransactionRequiredException when {@code connection} is in autocommit
+   *     mode (nothing is recorded)
+   * @throws Exception whatever {@code work} throws
+   */
+  public Result receive(
+      Connection connection, String idempotencyKey, String consumer, Inbox.Work work)
+      throws Exception {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(work, "work");
+    checkKey(idempotencyKey);
+    return inbox.applyOnce(connection, consumer, idempotencyKey, work)
+        ? Result.APPLIED
+        : Result.DUPLICATE;
+  }
+
+  /**
+   * Returns {@code key} when it is usable; otherwise throws {@link InvalidIdempotencyKeyException}.
+   */
+  public static String checkKey(String key) {
+    if (key == null) {
+      throw new InvalidIdempotencyKeyException("missing " + HEADER + " header");
+    }
+    if (key.isBlank()) {
+      throw new InvalidIdempotencyKeyException(HEADER + " header is blank");
+    }
+    if (key.length() > Inbox.MAX_MESSAGE_ID_LENGTH) {
+      throw new InvalidIdempotencyKeyException(
+          HEADER
+              + " is "
+              + key.length()
+              + " characters, longer than the limit "
+              + Inbox.MAX_MESSAGE_ID_LENGTH);
+    }
+    return key;
+  }
+}

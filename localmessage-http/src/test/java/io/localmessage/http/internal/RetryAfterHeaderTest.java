@@ -1,0 +1,47 @@
+package io.localmessage.http.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class RetryAfterHeaderTest {
+  private static final Instant NOW = Instant.parse("1994-11-06T08:49:00Z");
+
+  @Test
+  void deltaSeconds() {
+    assertThat(RetryAfterHeader.parse("120", NOW)).contains(Duration.ofSeconds(120));
+    assertThat(RetryAfterHeader.parse(" 0 ", NOW)).contains(Duration.ZERO);
+  }
+
+  @Test
+  void hugeDeltaSecondsAreClampedNotOverflowed() {
+    assertThat(RetryAfterHeader.parse("99999999999999999999999", NOW).orElseThrow())
+        .isGreaterThan(Duration.ofDays(365));
+  }
+
+  @Test
+  void allThreeHttpDateFormsAreRelativeToNow() {
+    Duration expected = Duration.ofSeconds(37);
+    assertThat(RetryAfterHeader.parse("Sun, 06 Nov 1994 08:49:37 GMT", NOW)).contains(expected);
+    assertThat(RetryAfterHeader.parse("Sunday, 06-Nov-94 08:49:37 GMT", NOW)).contains(expected);
+    assertThat(RetryAfterHeader.parse("Sun Nov  6 08:49:37 1994", NOW)).contains(expected);
+  }
+
+  @Test
+  void aDateInThePastIsNegative() {
+    assertThat(RetryAfterHeader.parse("Sun, 06 Nov 1994 08:48:00 GMT", NOW))
+        .contains(Duration.ofSeconds(-60));
+  }
+
+  @Test
+  void unknownFormsAreEmpty() {
+    assertThat(RetryAfterHeader.parse(null, NOW)).isEmpty();
+    assertThat(RetryAfterHeader.parse("", NOW)).isEmpty();
+    assertThat(RetryAfterHeader.parse("soon", NOW)).isEmpty();
+    assertThat(RetryAfterHeader.parse("-5", NOW)).isEmpty();
+    assertThat(RetryAfterHeader.parse("1.5", NOW)).isEmpty();
+    assertThat(RetryAfterHeader.parse("2024-01-01T00:00:00Z", NOW)).isEmpty();
+  }
+}
