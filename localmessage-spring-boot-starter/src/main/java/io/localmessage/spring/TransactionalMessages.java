@@ -3,9 +3,11 @@ package io.localmessage.spring;
 import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
+import io.localmessage.StoreException;
 import io.localmessage.TransactionRequiredException;
 import io.localmessage.spring.internal.AfterCommitDispatch;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -52,9 +54,12 @@ public final class TransactionalMessages {
   public List<SaveResult> saveAll(List<NewMessage> messages) {
     Objects.requireNonNull(messages, "messages");
     requireWritableTransaction(messages);
+    // a transaction manager of this DataSource has bound its connection; otherwise
+    // DataSourceUtils hands out a fresh pooled connection that is not in the transaction
+    boolean bound = TransactionSynchronizationManager.getResource(dataSource) != null;
     Connection connection = DataSourceUtils.getConnection(dataSource);
     try {
-      if (!DataSourceUtils.isConnectionTransactional(connection, dataSource)) {
+      if (!bound && autoCommit(connection)) {
         throw new TransactionRequiredException(
             "a Spring transaction is active but not on the DataSource of localmessage: the"
                 + " ticket would be written outside it. Use a transaction manager of that"
@@ -74,6 +79,14 @@ public final class TransactionalMessages {
   /** The engine, for what this facade does not cover (admin, manual runs). */
   public LocalMessages localMessages() {
     return localMessages;
+  }
+
+  private static boolean autoCommit(Connection connection) {
+    try {
+      return connection.getAutoCommit();
+    } catch (SQLException e) {
+      throw new StoreException("cannot read the connection's autocommit mode", e);
+    }
   }
 
   private static void requireWritableTransaction(List<NewMessage> messages) {

@@ -23,6 +23,7 @@ import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.context.annotation.Bean;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -130,7 +131,12 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
           MethodIntrospector.selectMethods(
               type,
               (MethodIntrospector.MetadataLookup<LocalMessageHandler>)
-                  m -> AnnotatedElementUtils.findMergedAnnotation(m, LocalMessageHandler.class));
+                  m ->
+                      // on a @Bean method it names the bean it creates, handled above
+                      AnnotatedElementUtils.hasAnnotation(m, Bean.class)
+                          ? null
+                          : AnnotatedElementUtils.findMergedAnnotation(
+                              m, LocalMessageHandler.class));
       methods.entrySet().stream()
           .sorted(Map.Entry.comparingByKey(java.util.Comparator.comparing(Method::toString)))
           .forEach(
