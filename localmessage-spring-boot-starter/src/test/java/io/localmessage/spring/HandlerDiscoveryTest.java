@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.localmessage.BatchHandler;
 import io.localmessage.Handler;
+import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessages;
 import io.localmessage.Message;
 import io.localmessage.MessageStatus;
@@ -99,6 +100,13 @@ class HandlerDiscoveryTest {
     }
 
     @Bean
+    HandlerRegistration dynamicHandler() {
+      String type = "m." + "dynamic"; // e.g. from configuration
+      return HandlerRegistration.of(type, m -> SEEN.add(type + ": " + m.idemKey()))
+          .withConfig(HandlerConfig.builder().maxAttempts(4).build());
+    }
+
+    @Bean
     TransactionalHandler transactionalHandler() {
       return new TransactionalHandler();
     }
@@ -152,13 +160,27 @@ class HandlerDiscoveryTest {
                       "m.factory",
                       "m.class",
                       "m.batch",
-                      "m.tx")
+                      "m.tx",
+                      "m.dynamic")
                   .containsEntry(
                       "m.json",
                       "bean 'handlerDiscoveryTest.MethodHandlers' method"
                           + " MethodHandlers.json(Points)")
+                  .containsEntry("m.dynamic", "bean 'dynamicHandler' (HandlerRegistration)")
                   .hasEntrySatisfying(
                       "m.factory", d -> assertThat(d).startsWith("bean 'factoryHandler' ("));
+              // the registration's own config applies (no properties for this type)
+              LocalMessages lm = ctx.getBean(LocalMessages.class);
+              long later =
+                  lm.inTransaction(
+                          c ->
+                              lm.save(
+                                  c,
+                                  NewMessage.action("m.dynamic", "later")
+                                      .delay(Duration.ofHours(1))
+                                      .build()))
+                      .id();
+              assertThat(lm.admin().get(later).orElseThrow().maxAttempts()).isEqualTo(4);
               TransactionalMessages messages = ctx.getBean(TransactionalMessages.class);
               ctx.getBean(TransactionTemplate.class)
                   .executeWithoutResult(
@@ -173,8 +195,9 @@ class HandlerDiscoveryTest {
                                   action("m.factory", "k6", ""),
                                   action("m.class", "k7", ""),
                                   action("m.batch", "k8", ""),
-                                  action("m.tx", "k9", ""))));
-              await().atMost(Duration.ofSeconds(10)).until(() -> SEEN.size() == 9);
+                                  action("m.tx", "k9", ""),
+                                  action("m.dynamic", "k10", ""))));
+              await().atMost(Duration.ofSeconds(10)).until(() -> SEEN.size() == 10);
               assertThat(SEEN)
                   .containsExactlyInAnyOrder(
                       "m.message: k1",
@@ -185,7 +208,8 @@ class HandlerDiscoveryTest {
                       "m.factory: k6",
                       "m.class: k7",
                       "m.batch: k8",
-                      "m.tx: k9 in transaction true");
+                      "m.tx: k9 in transaction true",
+                      "m.dynamic: k10");
             });
   }
 

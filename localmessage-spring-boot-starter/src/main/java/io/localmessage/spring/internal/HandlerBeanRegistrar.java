@@ -5,6 +5,7 @@ import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
+import io.localmessage.spring.HandlerRegistration;
 import io.localmessage.spring.LocalMessageHandler;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -43,7 +44,12 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
   private volatile Map<String, String> registered = Map.of();
 
   /** One handler found: where it came from and how to build it. */
-  private record Found(String bizType, String beanName, Method method, String description) {}
+  private record Found(
+      String bizType,
+      String beanName,
+      Method method,
+      HandlerRegistration registration,
+      String description) {}
 
   public HandlerBeanRegistrar(
       LocalMessages engine, TypeConfigs configs, ObjectProvider<PayloadConverter> converter) {
@@ -101,6 +107,10 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
 
   private List<Found> scan() {
     List<Found> found = new ArrayList<>();
+    for (String name : beanFactory.getBeanNamesForType(HandlerRegistration.class, false, true)) {
+      HandlerRegistration r = beanFactory.getBean(name, HandlerRegistration.class);
+      found.add(new Found(r.bizType(), name, null, r, "bean '" + name + "' (HandlerRegistration)"));
+    }
     for (String name : beanFactory.getBeanNamesForType(Object.class, false, true)) {
       if (ScopedProxyUtils.isScopedTarget(name)) {
         continue;
@@ -121,6 +131,7 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
             new Found(
                 checkType(onBean.value(), "bean '" + name + "'"),
                 name,
+                null,
                 null,
                 "bean '" + name + "' (" + type.getName() + ")"));
       }
@@ -147,6 +158,7 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
                         checkType(e.getValue().value(), description),
                         name,
                         e.getKey(),
+                        null,
                         description));
               });
     }
@@ -154,10 +166,16 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
   }
 
   private void register(Found f, PayloadConverter json) {
-    HandlerConfig config = configs.configFor(f.bizType);
-    Object bean = beanFactory.getBean(f.beanName);
+    HandlerRegistration r = f.registration;
+    HandlerConfig config =
+        r != null ? configs.configFor(f.bizType, r.config()) : configs.configFor(f.bizType);
     try {
-      if (f.method != null) {
+      Object bean = r != null ? r : beanFactory.getBean(f.beanName);
+      if (r != null && r.handler() != null) {
+        engine.register(f.bizType, r.handler(), config);
+      } else if (r != null) {
+        engine.registerBatch(f.bizType, r.batchHandler(), config);
+      } else if (f.method != null) {
         engine.register(f.bizType, MethodHandler.of(bean, f.method, json, f.description), config);
       } else if (bean instanceof Handler && bean instanceof BatchHandler) {
         throw new IllegalStateException(

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
@@ -17,6 +19,8 @@ import org.springframework.boot.health.contributor.Status;
  * maxOldestPendingAge} or more than {@code maxDead} tickets are DEAD. Not API.
  */
 public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
+  private static final Logger log = LoggerFactory.getLogger(LocalMessageHealthIndicator.class);
+
   private final LocalMessages engine;
   private final Duration maxOldestPendingAge;
   private final Long maxDead;
@@ -33,7 +37,19 @@ public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
 
   @Override
   protected void doHealthCheck(Health.Builder builder) {
-    List<TypeStats> stats = engine.admin().stats();
+    List<TypeStats> stats;
+    try {
+      stats = engine.admin().stats();
+    } catch (RuntimeException e) {
+      // the store's own message ("reading ... failed") hides why: add the root cause
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      log.warn("event=health_check_failed error={} cause={}", e, root.toString());
+      builder.down(e).withDetail("cause", root.toString());
+      return;
+    }
     long pending = 0;
     long dead = 0;
     Duration oldestPending = Duration.ZERO;

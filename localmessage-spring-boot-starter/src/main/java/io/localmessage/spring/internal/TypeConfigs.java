@@ -44,13 +44,28 @@ public final class TypeConfigs {
 
   /** The config of {@code bizType}: its properties over the {@link HandlerConfig} defaults. */
   public HandlerConfig configFor(String bizType) {
+    return configFor(bizType, HandlerConfig.defaults());
+  }
+
+  /** The config of {@code bizType}: its properties over {@code base}, setting by setting. */
+  public HandlerConfig configFor(String bizType, HandlerConfig base) {
     LocalMessageProperties.Type t = types.get(bizType);
     if (t == null) {
-      return HandlerConfig.defaults();
+      return base;
     }
     String at = PREFIX + "[" + bizType + "]";
     try {
-      HandlerConfig.Builder b = HandlerConfig.builder();
+      HandlerConfig.Builder b =
+          HandlerConfig.builder()
+              .maxAttempts(base.maxAttempts())
+              .concurrency(base.concurrency())
+              .backoff(base.backoff())
+              .handlerTimeout(base.handlerTimeout())
+              .maxAge(base.maxAge())
+              .ordered(base.ordered())
+              .retainSucceeded(base.retainSucceeded())
+              .batchSize(base.batchSize())
+              .retryAfterCountsAttempt(base.retryAfterCountsAttempt());
       if (t.getMaxAttempts() != null) {
         b.maxAttempts(t.getMaxAttempts());
       }

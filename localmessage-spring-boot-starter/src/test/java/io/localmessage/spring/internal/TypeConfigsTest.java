@@ -49,6 +49,22 @@ class TypeConfigsTest {
   }
 
   @Test
+  void propertiesOverrideACodeConfigSettingBySetting() {
+    HandlerConfig base = HandlerConfig.builder().maxAttempts(4).ordered(true).batchSize(7).build();
+    LocalMessageProperties.Type t = new LocalMessageProperties.Type();
+    t.setConcurrency(2);
+    t.setBatchSize(9);
+
+    HandlerConfig c = new TypeConfigs(Map.of("k.r", t)).configFor("k.r", base);
+
+    assertThat(c.maxAttempts()).isEqualTo(4);
+    assertThat(c.ordered()).isTrue();
+    assertThat(c.concurrency()).isEqualTo(2);
+    assertThat(c.batchSize()).isEqualTo(9);
+    assertThat(new TypeConfigs(Map.of()).configFor("k.r", base)).isSameAs(base);
+  }
+
+  @Test
   void backoffKinds() {
     LocalMessageProperties.Type schedule = new LocalMessageProperties.Type();
     schedule.getBackoff().setSchedule(List.of(Duration.ofMinutes(1), Duration.ofMinutes(5)));
