@@ -14,7 +14,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * localmessage.types[points.add].max-attempts=5} (YAML: {@code "[points.add]":}).
  */
 @ConfigurationProperties(prefix = "localmessage")
-public class LocalMessageProperties {
+public final class LocalMessageProperties {
 
   /** Whether to auto-configure the engine at all. */
   private boolean enabled = true;
@@ -210,7 +210,7 @@ public class LocalMessageProperties {
   }
 
   /** Schema creation for applications without Flyway or Liquibase. */
-  public static class Schema {
+  public static final class Schema {
     /**
      * Whether to create the tables at startup when they are missing (CREATE TABLE IF NOT EXISTS).
      * Leave off when Flyway or Liquibase runs the scripts from classpath:db/localmessage.
@@ -227,7 +227,7 @@ public class LocalMessageProperties {
   }
 
   /** Thresholds of the localmessage health indicator; unset thresholds are not checked. */
-  public static class Health {
+  public static final class Health {
     /** Age of the oldest PENDING ticket (any biz type) above which health reports the status. */
     private Duration maxOldestPendingAge;
 
@@ -266,7 +266,7 @@ public class LocalMessageProperties {
   }
 
   /** Settings of one biz type; unset values take the {@link io.localmessage.HandlerConfig} ones. */
-  public static class Type {
+  public static final class Type {
     /** Deliveries before a ticket goes DEAD (1 to 1000; default 10). */
     private Integer maxAttempts;
 
@@ -366,7 +366,7 @@ public class LocalMessageProperties {
    * Backoff after a failed attempt: exponential (initial, max, multiplier, jitter), fixed, or an
    * explicit schedule; set at most one of the three kinds. Default: exponential 1s..1h, jitter 0.5.
    */
-  public static class Backoff {
+  public static final class Backoff {
     /** Exponential: the delay after the first failure. */
     private Duration initial;
 

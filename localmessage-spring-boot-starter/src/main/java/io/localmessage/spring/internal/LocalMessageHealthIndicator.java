@@ -32,7 +32,7 @@ public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
     this.engine = engine;
     this.maxOldestPendingAge = maxOldestPendingAge;
     this.maxDead = maxDead;
-    this.thresholdStatus = new Status(thresholdStatus);
+    this.thresholdStatus = new Status(thresholdStatus.strip().toUpperCase(java.util.Locale.ROOT));
   }
 
   @Override
