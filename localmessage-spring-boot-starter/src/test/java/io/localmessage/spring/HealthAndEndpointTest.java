@@ -1,0 +1,217 @@
+package io.localmessage.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.localmessage.LocalMessages;
+import io.localmessage.Message;
+import io.localmessage.MessageStatus;
+import io.localmessage.NewMessage;
+import io.localmessage.PermanentFailure;
+import io.localmessage.admin.AuditEntry;
+import io.localmessage.spring.internal.LocalMessageEndpoint;
+import io.localmessage.testing.TestDatabase;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** The health indicator's states and the actuator endpoint's operations, called as beans. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class HealthAndEndpointTest {
+  private TestDatabase db;
+
+  @BeforeAll
+  void createDatabase() {
+    db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+  }
+
+  @AfterAll
+  void dropDatabase() {
+    db.close();
+  }
+
+  private ApplicationContextRunner runner() {
+    return Contexts.runner(db)
+        .withUserConfiguration(Failing.class)
+        .withPropertyValues("localmessage.poll-interval=100ms");
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Failing {
+    @LocalMessageHandler("hc.fail")
+    void fail(Message m) throws PermanentFailure {
+      throw new PermanentFailure("rejected by the remote side");
+    }
+  }
+
+  @Test
+  void healthIsUpThenOutOfServiceAboveTheDeadThreshold() {
+    runner()
+        .withPropertyValues("localmessage.table=hc_dead", "localmessage.health.max-dead=0")
+        .run(
+            ctx -> {
+              HealthIndicator health =
+                  ctx.getBean("localmessageHealthIndicator", HealthIndicator.class);
+              assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+
+              long id = save(ctx, "hc.fail", "dead-1", Duration.ZERO);
+              awaitStatus(ctx, id, MessageStatus.DEAD);
+
+              Health h = health.health();
+              assertThat(h.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+              assertThat(h.getDetails())
+                  .containsEntry("dead", 1L)
+                  .containsEntry("exceeded", List.of("1 dead tickets, above 0"));
+              @SuppressWarnings("unchecked")
+              Map<String, Object> types = (Map<String, Object>) h.getDetails().get("types");
+              assertThat(types).containsKey("hc.fail");
+            });
+  }
+
+  @Test
+  void aCustomStatusForTheAgeThresholdAndDownWhenTheStoreIsUnreachable() {
+    runner()
+        .withPropertyValues(
+            "localmessage.table=hc_age",
+            "localmessage.health.max-oldest-pending-age=300ms",
+            "localmessage.health.threshold-status=WARN")
+        .run(
+            ctx -> {
+              HealthIndicator health =
+                  ctx.getBean("localmessageHealthIndicator", HealthIndicator.class);
+              // a ticket due in an hour stays PENDING and ages
+              save(ctx, "hc.later", "later-1", Duration.ofHours(1));
+              await()
+                  .atMost(Duration.ofSeconds(5))
+                  .until(() -> health.health().getStatus().equals(new Status("WARN")));
+              assertThat(health.health().getDetails().get("exceeded").toString())
+                  .contains("oldest pending ticket is");
+
+              ctx.getBean(HikariDataSource.class).close();
+              Health down = health.health();
+              assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+              assertThat(down.getDetails().get("cause").toString()).contains("has been closed");
+            });
+  }
+
+  @Test
+  void theEndpointIsNotCreatedUnlessExposed() {
+    runner()
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              assertThat(ctx).doesNotHaveBean(LocalMessageEndpoint.class);
+            });
+  }
+
+  @Test
+  void endpointOperations() {
+    runner()
+        .withPropertyValues("management.endpoints.web.exposure.include=localmessage")
+        .run(this::operate);
+  }
+
+  private void operate(AssertableApplicationContext ctx) {
+    LocalMessageEndpoint endpoint = ctx.getBean(LocalMessageEndpoint.class);
+    LocalMessages lm = ctx.getBean(LocalMessages.class);
+    long d1 = save(ctx, "hc.fail", "ep-d1", Duration.ZERO);
+    long d2 = save(ctx, "hc.fail", "ep-d2", Duration.ZERO);
+    awaitStatus(ctx, d1, MessageStatus.DEAD);
+    awaitStatus(ctx, d2, MessageStatus.DEAD);
+
+    LocalMessageEndpoint.Overview overview = endpoint.overview();
+    assertThat(overview.replica()).isEqualTo(lm.replicaId());
+    LocalMessageEndpoint.TypeRow row =
+        overview.types().stream()
+            .filter(t -> t.bizType().equals("hc.fail"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(row.dead()).isGreaterThanOrEqualTo(2);
+
+    List<LocalMessageEndpoint.TicketRow> dead = endpoint.list("dead", "hc.fail", d1 - 1, 1);
+    assertThat(dead).extracting(LocalMessageEndpoint.TicketRow::id).containsExactly(d1);
+    assertThat(dead.get(0).lastError()).contains("rejected by the remote side");
+    assertThat(endpoint.list("dead", "hc.fail", d1, 10))
+        .extracting(LocalMessageEndpoint.TicketRow::id)
+        .containsExactly(d2);
+    assertThat(endpoint.list("nothing", null, null, null)).isNull();
+    assertThatThrownBy(() -> endpoint.list("dead", null, null, 501))
+        .isInstanceOf(InvalidEndpointRequestException.class);
+
+    SecurityContext alice = security(() -> "alice");
+    LocalMessageEndpoint.ActionResult requeued =
+        endpoint.act("requeue", Long.toString(d1), "remote fixed", alice);
+    assertThat(requeued)
+        .isEqualTo(new LocalMessageEndpoint.ActionResult("requeue", Long.toString(d1), 1, "alice"));
+    assertThat(lm.admin().audit(d1))
+        .extracting(AuditEntry::action, AuditEntry::operator, AuditEntry::reason)
+        .contains(org.assertj.core.groups.Tuple.tuple("REQUEUE", "alice", "remote fixed"));
+
+    LocalMessageEndpoint.ActionResult canceled =
+        endpoint.cancel(Long.toString(d2), "resolved by hand", SecurityContext.NONE);
+    assertThat(canceled.changed()).isEqualTo(1);
+    assertThat(canceled.operator()).isEqualTo("actuator");
+    assertThat(lm.admin().get(d2).orElseThrow().status()).isEqualTo(MessageStatus.CANCELED);
+
+    endpoint.act("pause", "hc.fail", "maintenance", alice);
+    assertThat(lm.admin().paused()).contains("hc.fail");
+    assertThat(endpoint.overview().paused()).contains("hc.fail");
+    endpoint.act("resume", "hc.fail", "done", alice);
+    assertThat(lm.admin().paused()).doesNotContain("hc.fail");
+
+    assertThatThrownBy(() -> endpoint.act("requeue", "12", " ", alice))
+        .isInstanceOf(InvalidEndpointRequestException.class)
+        .hasMessageContaining("reason is required");
+    assertThatThrownBy(() -> endpoint.act("explode", "12", "why not", alice))
+        .isInstanceOf(InvalidEndpointRequestException.class)
+        .hasMessageContaining("unknown action 'explode'");
+    assertThatThrownBy(() -> endpoint.cancel("abc", "typo", alice))
+        .isInstanceOf(InvalidEndpointRequestException.class)
+        .hasMessageContaining("'abc' is not a ticket id");
+  }
+
+  private static SecurityContext security(Principal principal) {
+    return new SecurityContext() {
+      @Override
+      public Principal getPrincipal() {
+        return principal;
+      }
+
+      @Override
+      public boolean isUserInRole(String role) {
+        return false;
+      }
+    };
+  }
+
+  private static long save(
+      AssertableApplicationContext ctx, String type, String key, Duration delay) {
+    TransactionalMessages messages = ctx.getBean(TransactionalMessages.class);
+    return ctx.getBean(TransactionTemplate.class)
+        .execute(s -> messages.save(NewMessage.action(type, key).delay(delay).build()))
+        .id();
+  }
+
+  private static void awaitStatus(AssertableApplicationContext ctx, long id, MessageStatus status) {
+    LocalMessages lm = ctx.getBean(LocalMessages.class);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> lm.admin().get(id).map(t -> t.status() == status).orElse(false));
+  }
+}

@@ -1,0 +1,3 @@
+package io.localmessage.spring.quickstart;
+
+public record PointsAdded(String orderId, int points) {}
