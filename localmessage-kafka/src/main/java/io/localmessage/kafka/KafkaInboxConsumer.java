@@ -102,7 +102,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             b.handler,
             b.dataSource,
             inbox,
-            new DeadLetters(b.dataSource, dialect, b.deadTable),
+            new DeadLetters(dialect, b.deadTable),
             ConsumerMetrics.of(b.meterRegistry, b.name),
             b.maxAttempts,
             b.backoffInitial,

@@ -53,14 +53,13 @@ public abstract class AbstractRelayTest {
   void setUp() {
     db = createDatabase();
     ds = db.dataSource(8);
-    broker = TestBroker.start(3, Map.of("auto.create.topics.enable", false));
+    broker = TestBroker.shared();
     relay = relayFor(broker.bootstrapServers());
   }
 
   @AfterAll
   void tearDown() {
     relay.close();
-    broker.close();
     db.close();
   }
 

@@ -9,19 +9,16 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
-/** Writes a record the consumer gave up on into the dead table, in its own transaction. Not API. */
+/** Writes a record the consumer gave up on into the dead table. Not API. */
 public final class DeadLetters {
   static final int MAX_ERROR_LENGTH = 1024;
 
-  private final DataSource dataSource;
   private final String sql;
 
-  public DeadLetters(DataSource dataSource, Dialect dialect, String deadTable) {
-    this.dataSource = dataSource;
+  public DeadLetters(Dialect dialect, String deadTable) {
     this.sql =
         "INSERT INTO "
             + deadTable
@@ -31,40 +28,27 @@ public final class DeadLetters {
             + ")";
   }
 
-  /** Parks {@code record}; throws when the row could not be committed. */
-  public void park(
+  /** Inserts the parked {@code record} through {@code c}; the caller commits. */
+  public void insert(
+      Connection c,
       String consumer,
       String messageId,
       ConsumerRecord<byte[], byte[]> record,
       int attempts,
       String error)
       throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        ps.setString(1, consumer);
-        ps.setString(2, messageId);
-        ps.setString(3, record.topic());
-        ps.setInt(4, record.partition());
-        ps.setLong(5, record.offset());
-        bytes(ps, 6, record.key());
-        bytes(ps, 7, record.value());
-        ps.setString(8, headers(record));
-        ps.setInt(9, attempts);
-        ps.setString(10, truncate(error));
-        ps.executeUpdate();
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        try {
-          c.rollback();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-        throw e;
-      } finally {
-        c.setAutoCommit(auto);
-      }
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, consumer);
+      ps.setString(2, messageId);
+      ps.setString(3, record.topic());
+      ps.setInt(4, record.partition());
+      ps.setLong(5, record.offset());
+      bytes(ps, 6, record.key());
+      bytes(ps, 7, record.value());
+      ps.setString(8, headers(record));
+      ps.setInt(9, attempts);
+      ps.setString(10, truncate(error));
+      ps.executeUpdate();
     }
   }
 

@@ -71,6 +71,7 @@ public final class InboxLoop implements Runnable {
   private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
   private volatile boolean running = true;
   private int infraFailures;
+  private Connection connection;
 
   public InboxLoop(Config cfg, Consumer<byte[], byte[]> consumer) {
     this.cfg = cfg;
@@ -96,11 +97,13 @@ public final class InboxLoop implements Runnable {
       consumer.subscribe(cfg.topics(), new Rebalance());
       log.info("event=inbox_consumer_started consumer={} topics={}", cfg.name(), cfg.topics());
       while (running) {
-        ConsumerRecords<byte[], byte[]> records;
         try {
-          records = consumer.poll(cfg.pollTimeout());
+          ConsumerRecords<byte[], byte[]> records = consumer.poll(cfg.pollTimeout());
+          if (!records.isEmpty()) {
+            process(records);
+          }
         } catch (WakeupException e) {
-          continue;
+          // stop() woke a blocking call up: the loop condition decides
         } catch (InterruptException e) {
           break;
         } catch (KafkaException e) {
@@ -111,10 +114,6 @@ public final class InboxLoop implements Runnable {
               infraFailures,
               e.toString());
           pause(infraDelay());
-          continue;
-        }
-        if (!records.isEmpty()) {
-          process(records);
         }
       }
     } catch (RuntimeException | Error e) {
@@ -125,6 +124,7 @@ public final class InboxLoop implements Runnable {
   }
 
   private void shutdown() {
+    discardConnection();
     try {
       commitPending();
     } catch (WakeupException e) {
@@ -170,6 +170,7 @@ public final class InboxLoop implements Runnable {
         pending.put(tp, new OffsetAndMetadata(r.offset() + 1));
       }
     }
+    discardConnection();
     if (stoppedBy != null) {
       seekBack(records, next);
     }
@@ -291,50 +292,92 @@ public final class InboxLoop implements Runnable {
   private Attempt attempt(ConsumerRecord<byte[], byte[]> r, String id) {
     Connection c;
     try {
-      c = cfg.dataSource().getConnection();
+      c = connection();
     } catch (SQLException | RuntimeException e) {
       return new Attempt(Result.INFRA, Outcome.describe(e));
     }
-    try (c) {
-      c.setAutoCommit(false);
-      try {
-        boolean fresh;
-        try {
-          fresh = cfg.inbox().tryRecord(c, cfg.name(), id);
-        } catch (RuntimeException e) {
-          rollback(c);
-          return new Attempt(Result.INFRA, Outcome.describe(e));
-        }
-        if (!fresh) {
-          rollback(c);
-          return new Attempt(Result.DUPLICATE, null);
-        }
-        try {
-          cfg.handler().handle(r, c);
-        } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
-          rollback(c);
-          return new Attempt(Result.HANDLER_FAILED, Outcome.describe(e));
-        }
-        try {
-          c.commit();
-        } catch (SQLException e) {
-          // whether it committed is unknown: come back to the record, the inbox decides
-          rollback(c);
-          return new Attempt(Result.INFRA, "commit failed: " + Outcome.describe(e));
-        }
-        return new Attempt(Result.APPLIED, null);
-      } finally {
-        c.setAutoCommit(true);
+    boolean fresh;
+    try {
+      fresh = cfg.inbox().tryRecord(c, cfg.name(), id);
+    } catch (RuntimeException e) {
+      return infra(Outcome.describe(e));
+    }
+    if (!fresh) {
+      if (!rollback(c)) {
+        return infra("rollback failed");
       }
+      return new Attempt(Result.DUPLICATE, null);
+    }
+    try {
+      cfg.handler().handle(r, c);
+    } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+      if (!rollback(c)) {
+        discardConnection();
+      }
+      return new Attempt(Result.HANDLER_FAILED, Outcome.describe(e));
+    }
+    try {
+      c.commit();
     } catch (SQLException | RuntimeException e) {
-      return new Attempt(Result.INFRA, Outcome.describe(e));
+      // whether it committed is unknown: come back to the record, the inbox decides
+      return infra("commit failed: " + Outcome.describe(e));
+    }
+    return new Attempt(Result.APPLIED, null);
+  }
+
+  private Attempt infra(String error) {
+    discardConnection();
+    return new Attempt(Result.INFRA, error);
+  }
+
+  /**
+   * The connection of the current poll batch, in a transaction; one per batch rather than one per
+   * record saves the pool round trip and two autocommit switches per record.
+   */
+  private Connection connection() throws SQLException {
+    if (connection == null) {
+      Connection c = cfg.dataSource().getConnection();
+      try {
+        c.setAutoCommit(false);
+      } catch (SQLException | RuntimeException e) {
+        closeQuietly(c);
+        throw e;
+      }
+      connection = c;
+    }
+    return connection;
+  }
+
+  /** Rolls back what is open and gives the connection back to the pool. */
+  private void discardConnection() {
+    Connection c = connection;
+    connection = null;
+    if (c != null) {
+      rollback(c);
+      try {
+        c.setAutoCommit(true);
+      } catch (SQLException | RuntimeException ignored) {
+        // a broken connection: the pool finds out when it is closed
+      }
+      closeQuietly(c);
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException | RuntimeException ignored) {
+      // nothing more to do with it
     }
   }
 
   private Result park(ConsumerRecord<byte[], byte[]> r, String id, int attempts, String error) {
     try {
-      cfg.deadLetters().park(cfg.name(), id, r, attempts, error);
+      Connection c = connection();
+      cfg.deadLetters().insert(c, cfg.name(), id, r, attempts, error);
+      c.commit();
     } catch (SQLException | RuntimeException e) {
+      discardConnection();
       log.warn(
           "event=inbox_park_failed consumer={} message_id={} topic={} partition={} offset={}"
               + " error={}",
@@ -360,11 +403,12 @@ public final class InboxLoop implements Runnable {
     return Result.PARKED;
   }
 
-  private static void rollback(Connection c) {
+  private static boolean rollback(Connection c) {
     try {
       c.rollback();
-    } catch (SQLException ignored) {
-      // the connection is closed next; the database rolls back on its own
+      return true;
+    } catch (SQLException | RuntimeException e) {
+      return false;
     }
   }
 

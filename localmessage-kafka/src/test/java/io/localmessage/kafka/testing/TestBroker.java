@@ -27,6 +27,21 @@ public final class TestBroker implements AutoCloseable {
     this.bootstrap = kit.bootstrapServers();
   }
 
+  private static TestBroker shared;
+
+  /**
+   * One broker for every test class of the JVM that does not stop it: topics are not auto-created
+   * (tests create theirs, with unique names). Closed when the JVM exits.
+   */
+  public static synchronized TestBroker shared() {
+    if (shared == null) {
+      TestBroker b = start(3, Map.of("auto.create.topics.enable", false));
+      Runtime.getRuntime().addShutdownHook(new Thread(b::close, "test-broker-close"));
+      shared = b;
+    }
+    return shared;
+  }
+
   /** Starts a cluster whose auto-created topics get {@code partitions} partitions. */
   public static TestBroker start(int partitions) {
     return start(partitions, Map.of());
