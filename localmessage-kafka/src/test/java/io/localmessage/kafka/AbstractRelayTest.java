@@ -11,6 +11,7 @@ import io.localmessage.kafka.testing.Topics;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
@@ -236,24 +237,35 @@ public abstract class AbstractRelayTest {
   }
 
   @Test
-  void aTopicResolverChoosesTheTopic() {
+  void aTopicResolverChoosesTheTopicAndPublishLatencyIsMeasured() {
     String topic = Topics.unique("resolved");
     broker.createTopic(topic, 1);
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
     try (KafkaRelay resolving =
         KafkaRelay.builder()
             .producerProperties(Map.of("bootstrap.servers", broker.bootstrapServers()))
             .deliveryTimeout(Duration.ofSeconds(3))
             .maxBlock(Duration.ofSeconds(1))
             .topicResolver(m -> topic)
+            .meterRegistry(meters)
             .build()) {
       LocalMessages lm = engine(4);
       resolving.register(lm, TYPE, relayConfig().build());
       fx.save(lm, NewMessage.event(TYPE, "r-1").payload("x").build());
-      assertThat(lm.runOnce()).isEqualTo(1);
+      fx.save(lm, NewMessage.event(TYPE, "r-2").payload("x").build());
+      assertThat(lm.runOnce()).isEqualTo(2);
       assertThat(fx.countAll()).isZero();
     }
-    assertThat(Topics.readAll(broker.bootstrapServers(), topic, 1, Duration.ofSeconds(10)))
-        .hasSize(1);
+    var published =
+        meters
+            .find("localmessage.kafka.publish")
+            .tag("biz_type", TYPE)
+            .tag("result", "acked")
+            .timer();
+    assertThat(published).isNotNull();
+    assertThat(published.count()).isEqualTo(2);
+    assertThat(Topics.readAll(broker.bootstrapServers(), topic, 2, Duration.ofSeconds(10)))
+        .hasSize(2);
   }
 
   @Test

@@ -126,12 +126,18 @@ public final class InboxLoop implements Runnable {
   private void shutdown() {
     discardConnection();
     try {
-      commitPending();
-    } catch (WakeupException e) {
-      // the wakeup of stop() landed here instead of in poll: once more
-      commitPending();
-    } catch (RuntimeException e) {
-      log.warn("event=inbox_final_commit_failed consumer={} error={}", cfg.name(), e.toString());
+      for (int tries = 1; tries <= 2; tries++) {
+        try {
+          commitPending();
+          break;
+        } catch (WakeupException e) {
+          // the wakeup of stop() landed here instead of in poll(): once more
+        } catch (RuntimeException e) {
+          log.warn(
+              "event=inbox_final_commit_failed consumer={} error={}", cfg.name(), e.toString());
+          break;
+        }
+      }
     } finally {
       try {
         consumer.close(cfg.closeTimeout());
