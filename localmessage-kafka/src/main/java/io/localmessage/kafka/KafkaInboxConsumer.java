@@ -89,8 +89,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.retention = b.retention;
     this.purgeInterval = b.purgeInterval;
     this.closeTimeout = b.closeTimeout;
-    int maxPollInterval =
-        Integer.parseInt(
+    long maxPollInterval =
+        Long.parseLong(
             props
                 .getOrDefault(
                     ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, DEFAULT_MAX_POLL_INTERVAL_MS)
