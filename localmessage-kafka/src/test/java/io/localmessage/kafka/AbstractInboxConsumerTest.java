@@ -1,0 +1,493 @@
+package io.localmessage.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.localmessage.BatchHandler;
+import io.localmessage.LocalMessages;
+import io.localmessage.NewMessage;
+import io.localmessage.Outcome;
+import io.localmessage.internal.Engine;
+import io.localmessage.kafka.testing.TestBroker;
+import io.localmessage.kafka.testing.Topics;
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Sql;
+import io.localmessage.testing.TestDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The inbox consumer against a real broker and a real database, one subclass per database. Effects
+ * go to a ledger table without a unique key, so a double application shows as two rows.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class AbstractInboxConsumerTest {
+  static final String TYPE = "deposit.paid";
+
+  protected TestDatabase db;
+  protected DataSource ds;
+  protected EngineFixture fx;
+  protected TestBroker broker;
+  protected String ledger;
+  private final List<KafkaInboxConsumer> consumers = new ArrayList<>();
+  private final List<KafkaRelay> relays = new ArrayList<>();
+
+  protected abstract TestDatabase createDatabase();
+
+  /** How many events the end-to-end test pushes through. */
+  protected int endToEndCount() {
+    return 10_000;
+  }
+
+  @BeforeAll
+  void setUp() {
+    db = createDatabase();
+    ds = db.dataSource(12);
+    broker = TestBroker.shared();
+  }
+
+  @AfterAll
+  void tearDown() {
+    db.close();
+  }
+
+  @BeforeEach
+  void newTables() {
+    fx = new EngineFixture(ds);
+    ledger = fx.table + "_ledger";
+    Sql.update(
+        ds, "CREATE TABLE " + ledger + " (event_id VARCHAR(255) NOT NULL, amount INT NOT NULL)");
+  }
+
+  @AfterEach
+  void stopAll() {
+    consumers.forEach(KafkaInboxConsumer::close);
+    consumers.clear();
+    fx.close();
+    relays.forEach(KafkaRelay::close);
+    relays.clear();
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private KafkaInboxConsumer.Builder consumer(String name, String topic) {
+    return KafkaInboxConsumer.builder(ds, name)
+        .consumerProperties(Map.of("bootstrap.servers", broker.bootstrapServers()))
+        .topics(topic)
+        .inboxTable(fx.table + "_inbox")
+        .deadTable(fx.table + "_dead")
+        .createTables(true)
+        .pollTimeout(Duration.ofMillis(100))
+        .closeTimeout(Duration.ofSeconds(5))
+        .backoff(Duration.ofMillis(10), Duration.ofMillis(50));
+  }
+
+  private KafkaInboxConsumer started(KafkaInboxConsumer.Builder b) {
+    KafkaInboxConsumer c = b.build();
+    consumers.add(c);
+    return c.start();
+  }
+
+  /** Inserts the event's ledger row; the amount is the payload. */
+  private RecordHandler ledgerWriter() {
+    return (record, c) -> insertLedger(c, Topics.header(record, RelayHeaders.EVENT_ID), record);
+  }
+
+  private void insertLedger(Connection c, String eventId, ConsumerRecord<byte[], byte[]> r)
+      throws Exception {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO " + ledger + " (event_id, amount) VALUES (?, ?)")) {
+      ps.setString(1, eventId);
+      ps.setInt(2, amount(r));
+      ps.executeUpdate();
+    }
+  }
+
+  private static int amount(ConsumerRecord<byte[], byte[]> r) {
+    String v = Topics.text(r.value());
+    return v.chars().allMatch(Character::isDigit) && !v.isEmpty() ? Integer.parseInt(v) : 0;
+  }
+
+  private long ledgerRows() {
+    return Sql.count(ds, "SELECT COUNT(*) FROM " + ledger);
+  }
+
+  private long ledgerDistinct() {
+    return Sql.count(ds, "SELECT COUNT(DISTINCT event_id) FROM " + ledger);
+  }
+
+  private long ledgerRows(String eventId) {
+    return Sql.count(ds, "SELECT COUNT(*) FROM " + ledger + " WHERE event_id = ?", eventId);
+  }
+
+  private long deadRows() {
+    return Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_dead");
+  }
+
+  private long inboxRows() {
+    return Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_inbox");
+  }
+
+  private void send(
+      KafkaProducer<byte[], byte[]> p, String topic, String key, String id, String value)
+      throws Exception {
+    ProducerRecord<byte[], byte[]> r =
+        new ProducerRecord<>(
+            topic,
+            key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+            value.getBytes(StandardCharsets.UTF_8));
+    r.headers().add(RelayHeaders.EVENT_ID, id.getBytes(StandardCharsets.UTF_8));
+    r.headers().add(RelayHeaders.BIZ_TYPE, TYPE.getBytes(StandardCharsets.UTF_8));
+    r.headers()
+        .add(
+            RelayHeaders.CREATED_AT,
+            Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8));
+    p.send(r).get(30, TimeUnit.SECONDS);
+  }
+
+  private static double count(SimpleMeterRegistry r, String name) {
+    var c = r.find("localmessage.inbox." + name).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  private KafkaRelay relay() {
+    KafkaRelay r = AbstractRelayTest.relayFor(broker.bootstrapServers());
+    relays.add(r);
+    return r;
+  }
+
+  /**
+   * What business code on InnoDB does anyway: a transaction chosen as a deadlock victim (here by
+   * the engine's claims and deletes next to the inserted rows) is run again.
+   */
+  private static void retryingDeadlocks(Runnable tx) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        tx.run();
+        return;
+      } catch (RuntimeException e) {
+        Throwable t = e;
+        boolean deadlock = false;
+        while (t != null) {
+          deadlock |= t instanceof java.sql.SQLException se && "40001".equals(se.getSQLState());
+          t = t.getCause();
+        }
+        if (!deadlock || attempt == 5) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ tests
+
+  @Test
+  void aRelayThatCrashesAfterSendingPublishesTwiceAndTheInboxAppliesOnce() throws Exception {
+    String topic = Topics.unique("dup");
+    broker.createTopic(topic, 3);
+    int n = 100;
+    KafkaRelay relay = relay();
+    LocalMessages first = fx.build(fx.builder().lease(Duration.ofSeconds(10)).concurrency(n));
+    CountDownLatch crashed = new CountDownLatch(1);
+    // sends the batch and gets every ack, then dies before a single outcome is written back
+    BatchHandler sendThenCrash =
+        messages -> {
+          List<Outcome> outcomes = relay.handle(messages);
+          ((Engine) first).halt();
+          crashed.countDown();
+          return outcomes;
+        };
+    first.registerBatch(TYPE, sendThenCrash, AbstractRelayTest.relayConfig().batchSize(n).build());
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      for (int i = 0; i < n; i++) {
+        first.save(
+            c,
+            NewMessage.event(TYPE, "dep-" + i)
+                .destination(topic)
+                .aggregateId("acct-" + (i % 7))
+                .payload(Integer.toString(i))
+                .build());
+      }
+      c.commit();
+    }
+    first.start();
+    assertThat(crashed.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(fx.count("status = 0")).isEqualTo(n);
+    assertThat(Topics.readAll(broker.bootstrapServers(), topic, n, Duration.ofSeconds(20)))
+        .hasSize(n);
+
+    // the crashed replica's leases run out; another replica relays everything again
+    fx.expireLeases();
+    LocalMessages second = fx.build(fx.builder().lease(Duration.ofSeconds(10)).concurrency(n));
+    relay.register(second, TYPE, AbstractRelayTest.relayConfig().batchSize(n).build());
+    second.start();
+    await().atMost(30, TimeUnit.SECONDS).until(() -> fx.countAll() == 0);
+    List<ConsumerRecord<byte[], byte[]>> onTopic =
+        Topics.readAll(broker.bootstrapServers(), topic, 2 * n, Duration.ofSeconds(20));
+    assertThat(onTopic).hasSize(2 * n);
+    assertThat(AbstractRelayTest.idemKeys(onTopic).stream().distinct()).hasSize(n);
+
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    started(consumer("ledger", topic).handler(ledgerWriter()).meterRegistry(meters));
+    await()
+        .atMost(60, TimeUnit.SECONDS)
+        .until(() -> count(meters, "applied") + count(meters, "duplicates") == 2 * n);
+    assertThat(ledgerRows()).isEqualTo(n);
+    assertThat(ledgerDistinct()).isEqualTo(n);
+    assertThat(count(meters, "applied")).isEqualTo(n);
+    assertThat(count(meters, "duplicates")).isEqualTo(n);
+    assertThat(inboxRows()).isEqualTo(n);
+    assertThat(Sql.count(ds, "SELECT SUM(amount) FROM " + ledger))
+        .isEqualTo((long) n * (n - 1) / 2);
+  }
+
+  @Test
+  void aPoisonRecordIsParkedWithItsErrorAndLaterRecordsAreApplied() throws Exception {
+    String topic = Topics.unique("poison");
+    broker.createTopic(topic, 1);
+    Map<String, AtomicInteger> tries = new ConcurrentHashMap<>();
+    RecordHandler handler =
+        (record, c) -> {
+          String id = Topics.header(record, RelayHeaders.EVENT_ID);
+          int attempt = tries.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+          // the effect is written first: a failure must roll it back with the inbox row
+          insertLedger(c, id, record);
+          String value = Topics.text(record.value());
+          if (value.equals("poison")) {
+            throw new IllegalStateException("cannot apply poison " + id);
+          }
+          if (value.equals("flaky") && attempt < 3) {
+            throw new IllegalStateException("flaky, attempt " + attempt);
+          }
+        };
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    started(consumer("poisoned", topic).handler(handler).maxAttempts(3).meterRegistry(meters));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      for (int i = 0; i < 10; i++) {
+        String value = i == 3 ? "poison" : i == 6 ? "flaky" : Integer.toString(i);
+        send(p, topic, "acct-1", "e" + i, value);
+      }
+    }
+
+    await()
+        .atMost(60, TimeUnit.SECONDS)
+        .until(
+            () ->
+                Topics.committed(broker.bootstrapServers(), "poisoned", topic).getOrDefault(0, 0L)
+                    == 10L);
+    assertThat(ledgerRows()).isEqualTo(9);
+    assertThat(ledgerRows("e3")).isZero();
+    assertThat(ledgerRows("e6")).isEqualTo(1);
+    assertThat(tries.get("e3").get()).isEqualTo(3);
+    assertThat(tries.get("e6").get()).isEqualTo(3);
+    assertThat(deadRows()).isEqualTo(1);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT consumer, message_id, topic, kafka_partition, kafka_offset, payload,"
+                    + " attempts, last_error, headers FROM "
+                    + fx.table
+                    + "_dead");
+        ResultSet rs = ps.executeQuery()) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getString(1)).isEqualTo("poisoned");
+      assertThat(rs.getString(2)).isEqualTo(TYPE + ":e3");
+      assertThat(rs.getString(3)).isEqualTo(topic);
+      assertThat(rs.getInt(4)).isZero();
+      assertThat(rs.getLong(5)).isEqualTo(3);
+      assertThat(new String(rs.getBytes(6), StandardCharsets.UTF_8)).isEqualTo("poison");
+      assertThat(rs.getInt(7)).isEqualTo(3);
+      assertThat(rs.getString(8))
+          .contains("IllegalStateException")
+          .contains("cannot apply poison e3");
+      assertThat(rs.getString(9)).contains(RelayHeaders.EVENT_ID);
+    }
+    assertThat(count(meters, "applied")).isEqualTo(9);
+    assertThat(count(meters, "parked")).isEqualTo(1);
+    assertThat(count(meters, "failures")).isEqualTo(5);
+    assertThat(count(meters, "duplicates")).isZero();
+    var latency = meters.find("localmessage.inbox.latency").timer();
+    assertThat(latency).isNotNull();
+    assertThat(latency.count()).isEqualTo(9);
+  }
+
+  @Test
+  void aDatabaseFailureIsRetriedNotParked() throws Exception {
+    String topic = Topics.unique("dbdown");
+    broker.createTopic(topic, 1);
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    // one handler failure would park at once: only store failures may wait
+    KafkaInboxConsumer.Builder b =
+        consumer("dbdown", topic).handler(ledgerWriter()).maxAttempts(1).meterRegistry(meters);
+    b.build().close(); // creates the tables
+    String inbox = fx.table + "_inbox";
+    Sql.update(ds, "ALTER TABLE " + inbox + " RENAME TO " + inbox + "_away");
+    started(b.createTables(false));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      for (int i = 0; i < 3; i++) {
+        send(p, topic, null, "d" + i, Integer.toString(i));
+      }
+    }
+    // the same record is taken again and again while the inbox cannot be written
+    await().atMost(30, TimeUnit.SECONDS).until(() -> count(meters, "consumed") >= 3);
+    assertThat(ledgerRows()).isZero();
+    Sql.update(ds, "ALTER TABLE " + inbox + "_away RENAME TO " + inbox);
+
+    await().atMost(30, TimeUnit.SECONDS).until(() -> ledgerRows() == 3);
+    assertThat(ledgerDistinct()).isEqualTo(3);
+    assertThat(deadRows()).isZero();
+    assertThat(count(meters, "parked")).isZero();
+  }
+
+  @Test
+  void aRebalanceNeverSkipsARecordAndNeverAppliesOneTwice() throws Exception {
+    String topic = Topics.unique("rebalance");
+    broker.createTopic(topic, 3);
+    int n = 900;
+    RecordHandler handler = ledgerWriter();
+    KafkaInboxConsumer a = started(consumer("shared", topic).handler(handler));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      for (int i = 0; i < n; i++) {
+        ProducerRecord<byte[], byte[]> r =
+            new ProducerRecord<>(
+                topic,
+                ("k" + (i % 50)).getBytes(StandardCharsets.UTF_8),
+                Integer.toString(i).getBytes(StandardCharsets.UTF_8));
+        r.headers().add(RelayHeaders.EVENT_ID, ("r" + i).getBytes(StandardCharsets.UTF_8));
+        p.send(r);
+        if (i == n / 3) {
+          p.flush();
+          await().atMost(30, TimeUnit.SECONDS).until(() -> ledgerRows() > 0);
+          // a second member joins: partitions move while records are being applied
+          started(consumer("shared", topic).handler(handler));
+        }
+        if (i == 2 * n / 3) {
+          p.flush();
+          a.close();
+        }
+      }
+    }
+    await().atMost(90, TimeUnit.SECONDS).until(() -> ledgerRows() >= n);
+    assertThat(ledgerRows()).isEqualTo(n);
+    assertThat(ledgerDistinct()).isEqualTo(n);
+  }
+
+  @Test
+  void closeIsBoundedAndARecordInHandIsLeftForTheNextConsumer() throws Exception {
+    String topic = Topics.unique("close");
+    broker.createTopic(topic, 1);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    KafkaInboxConsumer stuck =
+        started(
+            consumer("closer", topic)
+                .closeTimeout(Duration.ofSeconds(1))
+                .handler(
+                    (record, c) -> {
+                      insertLedger(c, "stuck", record);
+                      entered.countDown();
+                      never.await(); // until interrupted by close()
+                    }));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      send(p, topic, null, "c0", "7");
+    }
+    assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+    stuck.close();
+    assertThat(stuck.isRunning()).isFalse();
+    assertThat(ledgerRows()).isZero();
+    assertThat(Topics.committed(broker.bootstrapServers(), "closer", topic)).isEmpty();
+
+    started(consumer("closer", topic).handler(ledgerWriter()));
+    await().atMost(30, TimeUnit.SECONDS).until(() -> ledgerRows() == 1);
+    assertThat(ledgerRows("c0")).isEqualTo(1);
+  }
+
+  @Test
+  void inboxRowsArePurgedAfterTheRetention() throws Exception {
+    String topic = Topics.unique("purge");
+    broker.createTopic(topic, 1);
+    KafkaInboxConsumer c =
+        started(
+            consumer("purger", topic)
+                .handler(ledgerWriter())
+                .retention(Duration.ofSeconds(1))
+                .purgeInterval(Duration.ofSeconds(1)));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      send(p, topic, null, "p0", "1");
+    }
+    await().atMost(30, TimeUnit.SECONDS).until(() -> ledgerRows() == 1);
+    await().atMost(30, TimeUnit.SECONDS).until(() -> inboxRows() == 0);
+    assertThat(c.isRunning()).isTrue();
+  }
+
+  @Test
+  void endToEndEveryBusinessEventIsAppliedExactlyOnce() throws Exception {
+    String topic = Topics.unique("e2e");
+    broker.createTopic(topic, 3);
+    int n = endToEndCount();
+    String deposits = fx.table + "_deposit";
+    Sql.update(
+        ds, "CREATE TABLE " + deposits + " (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+    LocalMessages lm = fx.build(fx.builder().lease(Duration.ofSeconds(10)).concurrency(500));
+    relay().register(lm, TYPE, AbstractRelayTest.relayConfig().batchSize(250).build());
+    lm.start();
+    started(consumer("e2e", topic).handler(ledgerWriter()));
+    int perTx = 50;
+    for (int t = 0; t < n / perTx; t++) {
+      int base = t * perTx;
+      retryingDeadlocks(
+          () ->
+              lm.inTransaction(
+                  c -> {
+                    try (PreparedStatement ps =
+                        c.prepareStatement(
+                            "INSERT INTO " + deposits + " (id, amount) VALUES (?, ?)")) {
+                      for (int i = base; i < base + perTx; i++) {
+                        ps.setString(1, "dep-" + i);
+                        ps.setInt(2, i % 1000);
+                        ps.addBatch();
+                      }
+                      ps.executeBatch();
+                    }
+                    for (int i = base; i < base + perTx; i++) {
+                      lm.save(
+                          c,
+                          NewMessage.event(TYPE, "dep-" + i)
+                              .destination(topic)
+                              .aggregateId("acct-" + (i % 100))
+                              .payload(Integer.toString(i % 1000))
+                              .build());
+                    }
+                    return null;
+                  }));
+    }
+    await().atMost(150, TimeUnit.SECONDS).until(() -> ledgerRows() >= n && fx.countAll() == 0);
+    assertThat(ledgerRows()).isEqualTo(n);
+    assertThat(ledgerDistinct()).isEqualTo(n);
+    assertThat(Sql.count(ds, "SELECT SUM(amount) FROM " + ledger))
+        .isEqualTo(Sql.count(ds, "SELECT SUM(amount) FROM " + deposits));
+    assertThat(deadRows()).isZero();
+  }
+}
