@@ -21,7 +21,7 @@ public class ConsoleTokenConfiguration {
   TokenSessions localMessageConsoleTokenSessions(ConsoleProperties props) {
     String token = props.getToken();
     if (token == null || token.isBlank()) {
-      throw new IllegalStateException(
+      throw new ConsoleNotProtectedException(
           "localmessage.console.enabled=true, but nothing would protect the console: add Spring"
               + " Security to the application (spring-boot-starter-security), or set"
               + " localmessage.console.token to a secret of at least "
@@ -29,7 +29,7 @@ public class ConsoleTokenConfiguration {
               + " characters");
     }
     if (token.strip().length() < ConsoleProperties.MIN_TOKEN_LENGTH) {
-      throw new IllegalStateException(
+      throw new ConsoleNotProtectedException(
           "localmessage.console.token must be at least "
               + ConsoleProperties.MIN_TOKEN_LENGTH
               + " characters, was "
