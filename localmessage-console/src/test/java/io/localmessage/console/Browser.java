@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.stream.Stream;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.OutputType;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -24,8 +26,10 @@ final class Browser implements AutoCloseable {
   final ChromeDriver driver;
   private final ChromeDriverService service;
   private final Path profile;
+  private final int width;
 
   Browser(int width, int height) {
+    this.width = width;
     try {
       profile = Files.createTempDirectory("lm-chromium-");
     } catch (IOException e) {
@@ -52,6 +56,15 @@ final class Browser implements AutoCloseable {
             .build();
     driver = new ChromeDriver(service, options);
     driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
+  }
+
+  /** A PNG of the whole page: the window is fitted to the page's height first (at most 2000). */
+  byte[] screenshot() {
+    Number content = (Number) driver.executeScript("return document.documentElement.scrollHeight");
+    Number chrome = (Number) driver.executeScript("return window.outerHeight - window.innerHeight");
+    int height = Math.min(2000, content.intValue() + Math.max(0, chrome.intValue()));
+    driver.manage().window().setSize(new Dimension(width, height));
+    return driver.getScreenshotAs(OutputType.BYTES);
   }
 
   @Override

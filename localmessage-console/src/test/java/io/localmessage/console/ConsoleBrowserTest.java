@@ -17,7 +17,6 @@ import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
-import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
@@ -37,7 +36,7 @@ class ConsoleBrowserTest {
   void operatorRequeuesADeadLetterAndSeesItSucceed() throws Exception {
     try (TestDatabase db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
         ConfigurableApplicationContext app = ConsoleApp.start(db);
-        Browser browser = new Browser(1280, 400)) {
+        Browser browser = new Browser(1200, 300)) {
       LocalMessages lm = app.getBean(LocalMessages.class);
       DataSource sql = db.dataSource(2);
       String root = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
@@ -48,6 +47,7 @@ class ConsoleBrowserTest {
       // log in through the console's form
       d.get(root + "/localmessage");
       wait.until(ExpectedConditions.urlContains("/localmessage/login"));
+      page(browser, "login");
       d.findElement(By.id("lm-user")).sendKeys(ConsoleApp.ADMIN);
       d.findElement(By.id("lm-secret")).sendKeys(ConsoleApp.ADMIN_PASSWORD);
       d.findElement(By.cssSelector("form button[type=submit]")).click();
@@ -70,7 +70,7 @@ class ConsoleBrowserTest {
       assertThat(cell(d, "payment.capture", "failed")).isEqualTo("3");
       assertThat(cell(d, "mail.send", "ok")).isEqualTo("2");
       assertThat(cell(d, "payment.capture", "oldest-dead")).isNotEqualTo("–");
-      screenshot(browser.driver.getScreenshotAs(OutputType.BYTES));
+      screenshot(browser.screenshot());
 
       // open the dead letters of the payment type, then the first one
       d.findElement(
@@ -87,6 +87,7 @@ class ConsoleBrowserTest {
       assertThat(first.findElement(By.cssSelector("pre.payload")).getText())
           .contains("\"card\":\"****1111\"")
           .doesNotContain("4111111111111111");
+      page(browser, "dead");
       first.findElement(By.linkText(Long.toString(payments.get(0)))).click();
       wait.until(ExpectedConditions.textToBe(By.id("status"), "DEAD"));
       assertThat(d.findElement(By.id("last-error")).getText())
@@ -114,6 +115,7 @@ class ConsoleBrowserTest {
           .contains("REQUEUE")
           .contains(ConsoleApp.ADMIN)
           .contains("gateway fixed, INC-4711");
+      page(browser, "ticket");
 
       // the other two through the selection (select-all is the console's script)
       d.get(root + "/localmessage/dead?type=payment.capture");
@@ -151,6 +153,10 @@ class ConsoleBrowserTest {
       search.submit();
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("by-aggregate")));
       assertThat(d.findElements(By.cssSelector("#by-aggregate tbody tr"))).hasSize(2);
+      page(browser, "search");
+      d.get(root + "/localmessage/type?name=report.build");
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.id("resume-form")));
+      page(browser, "type");
 
       d.get(root + "/localmessage");
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("overview")));
@@ -243,6 +249,11 @@ class ConsoleBrowserTest {
                     && lm.admin().stats().stream()
                         .anyMatch(s -> s.bizType().equals("mail.send") && s.succeeded() == 2));
     return payments;
+  }
+
+  /** Every page visited, for people reviewing a change: {@code target/console-<name>.png}. */
+  private static void page(Browser browser, String name) throws Exception {
+    Files.write(Path.of("target", "console-" + name + ".png"), browser.screenshot());
   }
 
   private static void screenshot(byte[] png) throws Exception {

@@ -185,8 +185,9 @@ final class TicketPages {
     h.raw("</dd>");
     h.el("dt", "Destination").el("dd class=\"mono\"", t.destination());
     h.el("dt", "Attempts").el("dd", t.attempts() + " of " + t.maxAttempts());
-    h.el("dt", t.status() == MessageStatus.PENDING ? "Due / lease end" : "Next retry at");
-    h.el("dd", Html.time(t.nextRetryAt()));
+    if (t.status() == MessageStatus.PENDING) {
+      h.el("dt", "Due / lease end").el("dd", Html.time(t.nextRetryAt()));
+    }
     h.el("dt", "Lease owner").el("dd class=\"mono\"", t.leaseOwner());
     h.el("dt", "Version").el("dd", t.version());
     h.el("dt", "Created").el("dd", Html.time(t.createdAt()));
