@@ -1,5 +1,11 @@
 package io.localmessage.console.internal;
 
+import static io.localmessage.console.internal.Responses.asset;
+import static io.localmessage.console.internal.Responses.html;
+import static io.localmessage.console.internal.Responses.longParam;
+import static io.localmessage.console.internal.Responses.param;
+import static io.localmessage.console.internal.Responses.problem;
+
 import io.localmessage.LocalMessages;
 import io.localmessage.admin.Admin;
 import io.localmessage.admin.TicketView;
@@ -19,7 +25,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.web.servlet.function.HandlerFunction;
 import org.springframework.web.servlet.function.RouterFunction;
@@ -33,18 +38,14 @@ import org.springframework.web.servlet.function.ServerResponse;
  */
 public final class ConsoleRoutes {
   private static final Logger log = LoggerFactory.getLogger(ConsoleRoutes.class);
-  private static final MediaType HTML = new MediaType("text", "html", StandardCharsets.UTF_8);
-  private static final String CSP =
-      "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self';"
-          + " form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
   static final int SEARCH_LIMIT = 100;
-  static final int MAX_IDS = 1000;
 
   private final LocalMessages engine;
   private final ConsoleProperties props;
   private final ConsoleAccess access;
   private final PayloadRedactor redactor;
   private final ActivityRecorder activity;
+  private final ConsoleActions actions;
   private final String css = resource("console.css");
   private final String js = resource("console.js");
 
@@ -59,6 +60,7 @@ public final class ConsoleRoutes {
     this.access = access;
     this.redactor = redactor;
     this.activity = activity;
+    this.actions = new ConsoleActions(engine, access, props.getPath());
   }
 
   public RouterFunction<ServerResponse> routes() {
@@ -77,7 +79,7 @@ public final class ConsoleRoutes {
         .GET(p + "/dead", view(this::dead))
         .GET(p + "/tickets/{id}", view(this::ticket))
         .GET(p + "/search", view(this::search))
-        .POST(p + "/actions/{action}", this::act)
+        .POST(p + "/actions/{action}", actions::act)
         .build();
   }
 
@@ -108,12 +110,7 @@ public final class ConsoleRoutes {
   }
 
   private View view(HttpServletRequest http, String operator) {
-    return new View(
-        http.getContextPath() + props.getPath(),
-        operator,
-        access.mayAct(http),
-        access.csrf(http),
-        engine.replicaId());
+    return View.of(http, props.getPath(), operator, access, engine.replicaId());
   }
 
   private ServerResponse login(ServerRequest request) {
@@ -212,108 +209,6 @@ public final class ConsoleRoutes {
     return html(200, TicketPages.search(v, q, byId, aggregate, key, SEARCH_LIMIT));
   }
 
-  private ServerResponse act(ServerRequest request) {
-    HttpServletRequest http = request.servletRequest();
-    String operator = access.operator(http);
-    if (operator == null) {
-      return problem(401, null, "Not logged in", "The console needs an authenticated operator.");
-    }
-    View v = view(http, operator);
-    if (!access.mayAct(http)) {
-      return problem(403, v, "Forbidden", "You may look but not act: ask for the role.");
-    }
-    if (!access.csrfVerified(http)) {
-      return problem(
-          403, v, "Forbidden", "This action came without a verified CSRF token; reload the page.");
-    }
-    String action = request.pathVariable("action");
-    String reason = param(request, "reason");
-    try {
-      if (reason == null) {
-        throw new IllegalArgumentException("a reason is required: it goes to the audit trail");
-      }
-      Admin admin = engine.admin();
-      return switch (action) {
-        case "requeue" -> {
-          List<Long> ids = ids(request);
-          int n = admin.requeueDead(ids, operator, reason);
-          String fallback = ids.size() == 1 ? "/tickets/" + ids.get(0) : "/dead";
-          yield done(request, v, fallback, "requeued", n);
-        }
-        case "requeue-all" -> {
-          String type = required(request, "type");
-          int n = admin.requeueAllDead(type, operator, reason);
-          yield done(request, v, "/dead?type=" + Html.q(type), "requeued", n);
-        }
-        case "cancel" -> {
-          List<Long> ids = ids(request);
-          if (ids.size() != 1) {
-            throw new IllegalArgumentException("cancel one ticket at a time");
-          }
-          boolean moved = admin.cancel(ids.get(0), operator, reason);
-          yield done(request, v, "/tickets/" + ids.get(0), "canceled", moved ? 1 : 0);
-        }
-        case "pause", "resume" -> {
-          String type = required(request, "type");
-          if (action.equals("pause")) {
-            admin.pause(type, operator, reason);
-          } else {
-            admin.resume(type, operator, reason);
-          }
-          yield done(
-              request,
-              v,
-              "/type?name=" + Html.q(type),
-              action.equals("pause") ? "paused" : "resumed",
-              1);
-        }
-        default -> problem(404, v, "Not found", "No such action.");
-      };
-    } catch (IllegalArgumentException e) {
-      return problem(400, v, "Bad request", e.getMessage());
-    }
-  }
-
-  private ServerResponse done(ServerRequest request, View v, String fallback, String what, long n) {
-    String back = param(request, "back");
-    String target = back != null && safeBack(v.base(), back) ? back : v.url(fallback);
-    String sep = target.indexOf('?') < 0 ? "?" : "&";
-    return ServerResponse.seeOther(URI.create(target + sep + "done=" + what + "&n=" + n)).build();
-  }
-
-  /** Only back into the console: no open redirect. */
-  static boolean safeBack(String base, String back) {
-    if (!back.startsWith(base)) {
-      return false;
-    }
-    if (back.length() > base.length() && "/?".indexOf(back.charAt(base.length())) < 0) {
-      return false;
-    }
-    return back.chars().noneMatch(c -> c == '\\' || c < 0x21 || c > 0x7e)
-        && !back.contains("/../")
-        && !back.contains("//");
-  }
-
-  private static List<Long> ids(ServerRequest request) {
-    List<String> raw = request.params().getOrDefault("id", List.of());
-    if (raw.isEmpty()) {
-      throw new IllegalArgumentException("select at least one ticket");
-    }
-    if (raw.size() > MAX_IDS) {
-      throw new IllegalArgumentException(
-          "at most " + MAX_IDS + " tickets at once, got " + raw.size() + "; use requeue all");
-    }
-    List<Long> ids = new ArrayList<>(raw.size());
-    for (String s : raw) {
-      try {
-        ids.add(Long.parseLong(s.strip()));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("'" + s + "' is not a ticket id");
-      }
-    }
-    return ids;
-  }
-
   private PayloadPreview preview(Admin admin, TicketView t) {
     int cap = props.getPayloadPreviewBytes();
     if (cap == 0 || t.payloadBytes() == 0) {
@@ -321,61 +216,6 @@ public final class ConsoleRoutes {
     }
     Optional<byte[]> payload = admin.payload(t.id());
     return payload.map(b -> PayloadPreview.of(t, b, redactor, cap)).orElse(null);
-  }
-
-  private static String param(ServerRequest request, String name) {
-    return request.param(name).map(String::strip).filter(s -> !s.isEmpty()).orElse(null);
-  }
-
-  private static String required(ServerRequest request, String name) {
-    String v = param(request, name);
-    if (v == null) {
-      throw new IllegalArgumentException("'" + name + "' is required");
-    }
-    return v;
-  }
-
-  private static long longParam(ServerRequest request, String name, long fallback) {
-    String v = param(request, name);
-    if (v == null) {
-      return fallback;
-    }
-    try {
-      long n = Long.parseLong(v);
-      if (n < 0) {
-        throw new NumberFormatException();
-      }
-      return n;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " must be a non-negative number, was '" + v + "'");
-    }
-  }
-
-  private ServerResponse problem(int status, View v, String title, String message) {
-    return html(status, Layout.problem(v, title, message));
-  }
-
-  private static ServerResponse html(int status, String body) {
-    return ServerResponse.status(status)
-        .contentType(HTML)
-        .headers(ConsoleRoutes::secure)
-        .body(body);
-  }
-
-  private static ServerResponse asset(String body, MediaType type) {
-    return ServerResponse.ok()
-        .contentType(type)
-        .header("X-Content-Type-Options", "nosniff")
-        .header(HttpHeaders.CACHE_CONTROL, "max-age=300")
-        .body(body);
-  }
-
-  private static void secure(HttpHeaders h) {
-    h.set("Content-Security-Policy", CSP);
-    h.set("X-Content-Type-Options", "nosniff");
-    h.set("X-Frame-Options", "DENY");
-    h.set("Referrer-Policy", "no-referrer");
-    h.setCacheControl("no-store");
   }
 
   private static String resource(String name) {

@@ -22,7 +22,7 @@ import org.springframework.security.web.SecurityFilterChain;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({SecurityFilterChain.class, HttpSecurity.class})
-public class ConsoleSecurityConfiguration {
+public final class ConsoleSecurityConfiguration {
   public static final String CHAIN = "localMessageConsoleSecurityFilterChain";
   private static final Logger log = LoggerFactory.getLogger(ConsoleSecurityConfiguration.class);
 

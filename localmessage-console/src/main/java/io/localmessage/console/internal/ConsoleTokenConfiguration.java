@@ -15,7 +15,7 @@ import org.springframework.core.Ordered;
  */
 @Configuration(proxyBeanMethods = false)
 @Conditional(WebSecurityAbsent.class)
-public class ConsoleTokenConfiguration {
+public final class ConsoleTokenConfiguration {
 
   @Bean
   TokenSessions localMessageConsoleTokenSessions(ConsoleProperties props) {

@@ -9,15 +9,15 @@ class SafeBackTest {
   @Test
   void actionsRedirectOnlyBackIntoTheConsole() {
     String base = "/app/localmessage";
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage")).isTrue();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage/dead?type=a.b&afterId=3")).isTrue();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage?x=1")).isTrue();
-    assertThat(ConsoleRoutes.safeBack(base, "https://evil.example/app/localmessage")).isFalse();
-    assertThat(ConsoleRoutes.safeBack(base, "//evil.example/app/localmessage")).isFalse();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessagex")).isFalse();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage//evil.example")).isFalse();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage/../admin")).isFalse();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage/\\evil")).isFalse();
-    assertThat(ConsoleRoutes.safeBack(base, "/app/localmessage/a\r\nSet-Cookie: x")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage")).isTrue();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage/dead?type=a.b&afterId=3")).isTrue();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage?x=1")).isTrue();
+    assertThat(ConsoleActions.safeBack(base, "https://evil.example/app/localmessage")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "//evil.example/app/localmessage")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessagex")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage//evil.example")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage/../admin")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage/\\evil")).isFalse();
+    assertThat(ConsoleActions.safeBack(base, "/app/localmessage/a\r\nSet-Cookie: x")).isFalse();
   }
 }
