@@ -108,6 +108,24 @@ public final class Bench {
     return os.getSystemLoadAverage();
   }
 
+  /** Which localmessage-core the run loaded: its jar (or classes folder) and when it was built. */
+  private static String coreArtifact() {
+    try {
+      Path p =
+          Path.of(
+              io.localmessage.LocalMessages.class
+                  .getProtectionDomain()
+                  .getCodeSource()
+                  .getLocation()
+                  .toURI());
+      return p.getFileName()
+          + " built "
+          + Files.getLastModifiedTime(p).toInstant().truncatedTo(ChronoUnit.SECONDS);
+    } catch (Exception e) {
+      return "unknown (" + e + ")";
+    }
+  }
+
   private void describe(Instant started, double loadBefore, double loadAfter) {
     Runtime rt = Runtime.getRuntime();
     long memory = -1;
@@ -140,6 +158,7 @@ public final class Bench {
             loadBefore,
             loadAfter));
     h.add("databases: " + String.join(", ", versions) + " (local, default server settings)");
+    h.add("core measured: " + coreArtifact());
     h.add(
         "drain backlog: "
             + o.n()

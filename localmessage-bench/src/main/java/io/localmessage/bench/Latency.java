@@ -112,14 +112,9 @@ final class Latency {
       for (Future<?> f : futures) {
         f.get(duration.toMillis() * 4 + 60_000, TimeUnit.MILLISECONDS);
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (handled.sum() < total) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException(
-              "latency run: only " + handled.sum() + " of " + total + " handled after 60 s");
-        }
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-      }
+      // every handler ran and every outcome is written back before the engine closes: a run
+      // whose write-backs fall behind the arrivals must not hand its backlog to the next one
+      Drain.awaitEmpty(handled, total, scope, Tickets.TABLE, Duration.ofSeconds(120));
       double[] ms = new double[total];
       int k = 0;
       for (Map.Entry<Long, Long> e : committedAt.entrySet()) {

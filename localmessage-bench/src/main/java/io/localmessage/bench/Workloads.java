@@ -1,6 +1,7 @@
 package io.localmessage.bench;
 
 import java.util.List;
+import java.util.Locale;
 
 /** Runs one repetition of every selected workload on one database, and declares their rows. */
 final class Workloads {
@@ -143,9 +144,19 @@ final class Workloads {
       if (!Double.isNaN(r.commitsPer1k())) {
         rec.put(key + ".commits", r.commitsPer1k());
       }
+      if (r.retries() > 0) {
+        rec.put(key + ".retries", r.retries());
+      }
       Bench.progress(
-          "  %-32s %,10.0f tickets/s  (%,d in %.2f s, %.1f commits/1k)",
-          label, r.perSecond(), r.n(), r.seconds(), r.commitsPer1k());
+          "  %-32s %,10.0f tickets/s  (%,d in %.2f s%s%s)",
+          label,
+          r.perSecond(),
+          r.n(),
+          r.seconds(),
+          Double.isNaN(r.commitsPer1k())
+              ? ""
+              : String.format(Locale.ROOT, ", %.1f commits/1k", r.commitsPer1k()),
+          r.retries() > 0 ? ", " + r.retries() + " deadlock retries" : "");
     } catch (Exception | LinkageError | AssertionError e) {
       rec.fail(key, e);
       Bench.progress("  %-32s FAILED: %s", label, e);
