@@ -171,7 +171,9 @@ public final class Bench {
         "raw floor: the core Dialect's claim (limit "
             + o.concurrency()
             + ") and batched"
-            + " version-checked delete on plain JDBC, 2 threads x 1 connection per replica");
+            + " version-checked delete on plain JDBC, "
+            + o.floorThreads()
+            + " threads x 1 connection per replica");
     h.add(DbSchedulerDrain.describe(o.peerThreads()));
     h.add(OutboxDrain.describe(o.peerThreads()));
     h.add(

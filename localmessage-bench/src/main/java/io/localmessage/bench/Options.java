@@ -20,6 +20,7 @@ record Options(
     int writeBatchSize,
     int poolSize,
     int peerThreads,
+    int floorThreads,
     List<Integer> rates,
     Duration latencyDuration,
     int saveClients,
@@ -46,6 +47,7 @@ record Options(
         "  --write-batch B     engine writeBatchSize (default 500)",
         "  --pool P            connections per engine replica (default 4)",
         "  --peer-threads T    worker threads of db-scheduler and transaction-outbox (default 20)",
+        "  --floor-threads F   raw-floor threads (1 connection each) per replica (default 2)",
         "  --rates LIST        latency arrival rates per second (default 500,2000)",
         "  --latency-seconds S length of one latency run (default 10)",
         "  --save-clients C    client threads of the save overhead (default 8)",
@@ -68,6 +70,7 @@ record Options(
     int writeBatch = 500;
     int pool = 4;
     int peerThreads = 20;
+    int floorThreads = 2;
     List<Integer> rates = List.of(500, 2000);
     int latencySeconds = 10;
     int saveClients = 8;
@@ -113,6 +116,7 @@ record Options(
             case "--write-batch" -> writeBatch = positive(a, v);
             case "--pool" -> pool = positive(a, v);
             case "--peer-threads" -> peerThreads = positive(a, v);
+            case "--floor-threads" -> floorThreads = positive(a, v);
             case "--rates" -> rates = ints(a, v);
             case "--latency-seconds" -> latencySeconds = positive(a, v);
             case "--save-clients" -> saveClients = positive(a, v);
@@ -143,6 +147,7 @@ record Options(
         writeBatch,
         pool,
         peerThreads,
+        floorThreads,
         rates,
         Duration.ofSeconds(latencySeconds),
         saveClients,

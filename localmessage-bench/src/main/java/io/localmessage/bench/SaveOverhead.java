@@ -2,6 +2,9 @@ package io.localmessage.bench;
 
 import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
+import io.localmessage.jdbc.Dialects;
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.TicketRow;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +27,20 @@ final class SaveOverhead {
 
   private SaveOverhead() {}
 
-  static double run(Scope scope, boolean withTicket, int clients, Duration duration)
-      throws Exception {
+  /** What each business transaction does besides its order row. */
+  enum Mode {
+    /** Nothing: the order row alone. */
+    WITHOUT,
+    /** {@code lm.save} of one ticket. */
+    SAVE,
+    /**
+     * The dialect's insert-if-absent of the same ticket row on plain JDBC, without the engine: the
+     * floor of a save.
+     */
+    RAW_INSERT
+  }
+
+  static double run(Scope scope, Mode mode, int clients, Duration duration) throws Exception {
     Tickets.createSchema(scope);
     Business.createSchema(scope);
     DataSource pool = scope.pool("save", clients);
@@ -47,18 +62,25 @@ final class SaveOverhead {
                 () -> {
                   long done = 0;
                   try (Connection c = pool.getConnection()) {
+                    Dialect dialect = Dialects.detect(c);
                     c.setAutoCommit(false);
                     while (System.nanoTime() < end) {
                       long k = seq.incrementAndGet();
                       String customer = "c-" + (k % 1000);
                       Business.insertOrder(c, customer, k);
-                      if (withTicket) {
+                      if (mode == Mode.SAVE) {
                         lm.save(
                             c,
                             NewMessage.action(TYPE, "order-" + k)
                                 .aggregateId(customer)
                                 .payload(payload)
                                 .build());
+                      } else if (mode == Mode.RAW_INSERT) {
+                        dialect.insertIfAbsent(
+                            c,
+                            Tickets.TABLE,
+                            new TicketRow(
+                                1, TYPE, "order-" + k, customer, null, payload, null, 10, 0));
                       }
                       c.commit();
                       done++;
@@ -73,7 +95,7 @@ final class SaveOverhead {
         total += f.get(duration.toMillis() + 60_000, TimeUnit.MILLISECONDS);
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
-      long expected = scope.count(withTicket ? Tickets.TABLE : Business.TABLE);
+      long expected = scope.count(mode == Mode.WITHOUT ? Business.TABLE : Tickets.TABLE);
       if (expected != total) {
         throw new IllegalStateException(
             "save overhead: counted " + total + " transactions but found " + expected + " rows");

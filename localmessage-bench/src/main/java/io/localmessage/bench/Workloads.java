@@ -29,17 +29,18 @@ final class Workloads {
       drain(
           d + ".drain.floor.1",
           "drain floor x1",
-          sc -> SqlFloor.run(sc, n, 2, s.concurrency(), SqlFloor.Variant.DIALECT));
+          sc -> SqlFloor.run(sc, n, o.floorThreads(), s.concurrency(), SqlFloor.Variant.DIALECT));
       drain(d + ".drain.engine.2", "drain engine x2", sc -> EngineDrain.run(sc, n, 2, s));
       drain(
           d + ".drain.floor.2",
           "drain floor x2",
-          sc -> SqlFloor.run(sc, n, 4, s.concurrency(), SqlFloor.Variant.DIALECT));
+          sc ->
+              SqlFloor.run(sc, n, 2 * o.floorThreads(), s.concurrency(), SqlFloor.Variant.DIALECT));
       if (pg()) {
         drain(
             d + ".drain.floor.minimal",
             "drain floor (minimal claim) x1",
-            sc -> SqlFloor.run(sc, n, 2, s.concurrency(), SqlFloor.Variant.MINIMAL));
+            sc -> SqlFloor.run(sc, n, o.floorThreads(), s.concurrency(), SqlFloor.Variant.MINIMAL));
       }
     }
     if (o.runs("peers") && pg()) {
@@ -63,15 +64,15 @@ final class Workloads {
       }
     }
     if (o.runs("save")) {
-      // alternate which goes first, so drift on the machine does not favour one side
-      boolean withFirst = rep % 2 == 1;
-      for (int i = 0; i < 2; i++) {
-        boolean with = (i == 0) == withFirst;
-        String key = d + ".save." + (with ? "with" : "without");
+      // rotate which goes first, so drift on the machine does not favour one side
+      SaveOverhead.Mode[] modes = SaveOverhead.Mode.values();
+      for (int i = 0; i < modes.length; i++) {
+        SaveOverhead.Mode mode = modes[(i + rep) % modes.length];
+        String key = d + ".save." + mode.name().toLowerCase(Locale.ROOT);
         measure(
             key,
-            "save " + (with ? "with ticket" : "without ticket"),
-            sc -> SaveOverhead.run(sc, with, o.saveClients(), o.saveDuration()),
+            "save " + mode.name().toLowerCase(Locale.ROOT),
+            sc -> SaveOverhead.run(sc, mode, o.saveClients(), o.saveDuration()),
             "tx/s");
       }
     }
@@ -189,7 +190,12 @@ final class Workloads {
             "engine/floor",
             d + ".drain.engine.1",
             d + ".drain.floor.1");
-        r.row("drain", d, "raw-SQL floor, 2 connections", "tickets/s", d + ".drain.floor.1");
+        r.row(
+            "drain",
+            d,
+            "raw-SQL floor, " + o.floorThreads() + " connections",
+            "tickets/s",
+            d + ".drain.floor.1");
         r.row(
             "drain",
             d,
@@ -199,12 +205,17 @@ final class Workloads {
             "engine/floor",
             d + ".drain.engine.2",
             d + ".drain.floor.2");
-        r.row("drain", d, "raw-SQL floor, 4 connections", "tickets/s", d + ".drain.floor.2");
+        r.row(
+            "drain",
+            d,
+            "raw-SQL floor, " + 2 * o.floorThreads() + " connections",
+            "tickets/s",
+            d + ".drain.floor.2");
         if (pg) {
           r.row(
               "drain",
               d,
-              "floor with a minimal single-type claim, 2 conn.",
+              "floor with a minimal single-type claim, " + o.floorThreads() + " conn.",
               "tickets/s",
               d + ".drain.floor.minimal",
               "dialect floor/minimal",
@@ -251,7 +262,7 @@ final class Workloads {
         for (String[] c :
             new String[][] {
               {"engine, 1 replica", d + ".drain.engine.1"},
-              {"raw-SQL floor, 2 connections", d + ".drain.floor.1"},
+              {"raw-SQL floor, " + o.floorThreads() + " connections", d + ".drain.floor.1"},
               {"floor, minimal claim", d + ".drain.floor.minimal"},
               {"db-scheduler", d + ".peers.dbscheduler"},
               {"transaction-outbox", d + ".peers.outbox"}
@@ -288,10 +299,19 @@ final class Workloads {
             d,
             "order insert + ticket save",
             "tx/s",
-            d + ".save.with",
+            d + ".save.save",
             "cost (without/with)",
             d + ".save.without",
-            d + ".save.with");
+            d + ".save.save");
+        r.row(
+            "save",
+            d,
+            "order insert + the same ticket INSERT, plain JDBC",
+            "tx/s",
+            d + ".save.raw_insert",
+            "cost (without/with)",
+            d + ".save.without",
+            d + ".save.raw_insert");
       }
       if (o.runs("latency") && pg) {
         for (int rate : o.rates()) {
@@ -369,7 +389,7 @@ final class Workloads {
                 d + ": save overhead <= 1.2x",
                 null,
                 d + ".save.without",
-                d + ".save.with",
+                d + ".save.save",
                 1.2,
                 false));
       }
