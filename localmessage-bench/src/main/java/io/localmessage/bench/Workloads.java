@@ -446,7 +446,9 @@ final class Workloads {
     r.notes.add(
         "drain: time from start() of the engine(s) to an empty table; every ticket handled"
             + " exactly once (checked). The floor issues the same claim and delete statements as"
-            + " the engine (the core's Dialect) from 2 threads per replica, each claim then delete"
+            + " the engine (the core's Dialect) from "
+            + o.floorThreads()
+            + " threads per replica, each claim then delete"
             + " on its own connection, no engine.");
     r.notes.add(
         "commits/1k tickets: pg_stat_database.xact_commit delta of the bench database over the"
