@@ -1,0 +1,83 @@
+package io.localmessage.bench;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/** Waiting for a backlog to drain, and what a drain measured. */
+final class Drain {
+  private Drain() {}
+
+  /**
+   * One drain: {@code handled} handler calls for {@code n} tickets in {@code seconds}; {@code
+   * commitsPer1k} is the database's committed transactions per 1,000 tickets (PostgreSQL, else
+   * NaN), the monitor's own queries subtracted; {@code retries} counts statements the floor had to
+   * repeat after a deadlock.
+   */
+  record Result(long n, long handled, double seconds, double commitsPer1k, long retries) {
+    Result(long n, long handled, double seconds, double commitsPer1k) {
+      this(n, handled, seconds, commitsPer1k, 0);
+    }
+
+    double perSecond() {
+      return n / seconds;
+    }
+  }
+
+  /** A generous bound for draining {@code n} tickets on a slow, shared machine. */
+  static Duration timeoutFor(long n) {
+    return Duration.ofSeconds(60 + n / 200);
+  }
+
+  /**
+   * Waits until {@code handled} reaches {@code n} (no database load while waiting), then until
+   * {@code table} is empty, polling {@code COUNT(*)} on one connection. Returns how many count
+   * queries it ran. Throws when {@code timeout} passes first.
+   */
+  static long awaitEmpty(LongAdder handled, long n, Scope scope, String table, Duration timeout)
+      throws SQLException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (handled.sum() < n) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "drain of " + table + " timed out after " + timeout + ": handled " + handled.sum());
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+    }
+    long queries = 0;
+    try (Connection c = scope.connect()) {
+      while (true) {
+        queries++;
+        long left = Scope.count(c, table);
+        if (left == 0) {
+          return queries;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "drain of " + table + " timed out after " + timeout + ": " + left + " rows left");
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+      }
+    }
+  }
+
+  /** The bench database's commit counter after the backends that just closed have reported. */
+  static long settledCommits(Scope scope) {
+    if (!scope.isPostgres()) {
+      return -1;
+    }
+    // a backend reports its counters when it exits; closed pools exit asynchronously
+    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
+    return scope.db.xactCommits();
+  }
+
+  static double commitsPer1k(long before, long after, long monitorQueries, long n) {
+    if (before < 0 || after < 0) {
+      return Double.NaN;
+    }
+    return (after - before - monitorQueries) * 1000.0 / n;
+  }
+}

@@ -1,0 +1,204 @@
+package io.localmessage.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/** Command-line options; {@link #usage()} lists them with their defaults. */
+record Options(
+    int n,
+    boolean large,
+    int reps,
+    int warmup,
+    List<BenchDatabase.Kind> databases,
+    Set<String> workloads,
+    int concurrency,
+    int writeBatchSize,
+    int poolSize,
+    int peerThreads,
+    int floorThreads,
+    List<Integer> rates,
+    Duration latencyDuration,
+    int saveClients,
+    Duration saveDuration,
+    Duration idleDuration,
+    List<Integer> scalingSizes,
+    Path out,
+    String label) {
+
+  static final List<String> WORKLOADS =
+      List.of("drain", "peers", "save", "latency", "scaling", "idle", "kafka");
+
+  static String usage() {
+    return String.join(
+        "\n",
+        "localmessage-bench [options]",
+        "  --n N               backlog of the drains (default 100000)",
+        "  --large             1,000,000-ticket drains and a 1M point in the scaling",
+        "  --reps R            measured repetitions per figure (default 3)",
+        "  --warmup W          repetitions run first and not kept (default 1)",
+        "  --db LIST           pg,mariadb (default both; peers, latency, scaling, idle: pg only)",
+        "  --only LIST         of " + String.join(",", WORKLOADS) + " (default all)",
+        "  --concurrency C     engine slots per replica for the drains (default 64)",
+        "  --write-batch B     engine writeBatchSize (default 500)",
+        "  --pool P            connections per engine replica (default 4)",
+        "  --peer-threads T    worker threads of db-scheduler and transaction-outbox (default 20)",
+        "  --floor-threads F   raw-floor threads (1 connection each) per replica (default 2)",
+        "  --rates LIST        latency arrival rates per second (default 500,2000)",
+        "  --latency-seconds S length of one latency run (default 10)",
+        "  --save-clients C    client threads of the save overhead (default 8)",
+        "  --save-seconds S    length of one save-overhead run (default 5)",
+        "  --idle-seconds S    idle-cost window (default 10)",
+        "  --scaling LIST      backlog sizes of the scaling (default 10000,100000[,1000000])",
+        "  --out DIR           where latest.md and latest.csv go (default <module>/results)",
+        "  --label TEXT        a note printed in the header (e.g. 'noisy: shared machine')");
+  }
+
+  static Options parse(String[] args) {
+    int n = 100_000;
+    boolean large = false;
+    int reps = 3;
+    int warmup = 1;
+    List<BenchDatabase.Kind> dbs =
+        List.of(BenchDatabase.Kind.POSTGRESQL, BenchDatabase.Kind.MARIADB);
+    Set<String> workloads = new LinkedHashSet<>(WORKLOADS);
+    int concurrency = 64;
+    int writeBatch = 500;
+    int pool = 4;
+    int peerThreads = 20;
+    int floorThreads = 2;
+    List<Integer> rates = List.of(500, 2000);
+    int latencySeconds = 10;
+    int saveClients = 8;
+    int saveSeconds = 5;
+    int idleSeconds = 10;
+    List<Integer> scaling = null;
+    String dir = System.getProperty("lm.bench.dir", ".");
+    Path out = Path.of(dir, "results");
+    String label = "";
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      switch (a) {
+        case "--large" -> large = true;
+        case "--help", "-h" -> throw new IllegalArgumentException(usage());
+        default -> {
+          if (i + 1 >= args.length) {
+            throw new IllegalArgumentException("missing value after " + a + "\n" + usage());
+          }
+          String v = args[++i];
+          switch (a) {
+            case "--n" -> n = positive(a, v);
+            case "--reps" -> reps = positive(a, v);
+            case "--warmup" -> warmup = nonNegative(a, v);
+            case "--db" -> {
+              List<BenchDatabase.Kind> list = new ArrayList<>();
+              for (String s : v.split(",")) {
+                list.add(BenchDatabase.Kind.parse(s));
+              }
+              dbs = List.copyOf(list);
+            }
+            case "--only" -> {
+              workloads = new LinkedHashSet<>();
+              for (String s : v.split(",")) {
+                String w = s.trim().toLowerCase(Locale.ROOT);
+                if (!WORKLOADS.contains(w)) {
+                  throw new IllegalArgumentException(
+                      "unknown workload '" + s + "': " + String.join(",", WORKLOADS));
+                }
+                workloads.add(w);
+              }
+            }
+            case "--concurrency" -> concurrency = positive(a, v);
+            case "--write-batch" -> writeBatch = positive(a, v);
+            case "--pool" -> pool = positive(a, v);
+            case "--peer-threads" -> peerThreads = positive(a, v);
+            case "--floor-threads" -> floorThreads = positive(a, v);
+            case "--rates" -> rates = ints(a, v);
+            case "--latency-seconds" -> latencySeconds = positive(a, v);
+            case "--save-clients" -> saveClients = positive(a, v);
+            case "--save-seconds" -> saveSeconds = positive(a, v);
+            case "--idle-seconds" -> idleSeconds = positive(a, v);
+            case "--scaling" -> scaling = ints(a, v);
+            case "--out" -> out = Path.of(v);
+            case "--label" -> label = v;
+            default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
+          }
+        }
+      }
+    }
+    if (large) {
+      n = Math.max(n, 1_000_000);
+    }
+    if (scaling == null) {
+      scaling = large ? List.of(10_000, 100_000, 1_000_000) : List.of(10_000, 100_000);
+    }
+    return new Options(
+        n,
+        large,
+        reps,
+        warmup,
+        dbs,
+        workloads,
+        concurrency,
+        writeBatch,
+        pool,
+        peerThreads,
+        floorThreads,
+        rates,
+        Duration.ofSeconds(latencySeconds),
+        saveClients,
+        Duration.ofSeconds(saveSeconds),
+        Duration.ofSeconds(idleSeconds),
+        scaling,
+        out,
+        label);
+  }
+
+  boolean runs(String workload) {
+    return workloads.contains(workload);
+  }
+
+  EngineDrain.Settings drainSettings() {
+    return new EngineDrain.Settings(concurrency, writeBatchSize, poolSize, Duration.ofMillis(500));
+  }
+
+  EngineDrain.Settings latencySettings() {
+    return new EngineDrain.Settings(concurrency, writeBatchSize, poolSize, Duration.ofMillis(100));
+  }
+
+  private static int positive(String name, String v) {
+    int x = parseInt(name, v);
+    if (x < 1) {
+      throw new IllegalArgumentException(name + " must be at least 1, was " + v);
+    }
+    return x;
+  }
+
+  private static int nonNegative(String name, String v) {
+    int x = parseInt(name, v);
+    if (x < 0) {
+      throw new IllegalArgumentException(name + " must not be negative, was " + v);
+    }
+    return x;
+  }
+
+  private static int parseInt(String name, String v) {
+    try {
+      return Integer.parseInt(v.replace("_", "").trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " needs a whole number, was '" + v + "'");
+    }
+  }
+
+  private static List<Integer> ints(String name, String v) {
+    List<Integer> out = new ArrayList<>();
+    for (String s : v.split(",")) {
+      out.add(positive(name, s));
+    }
+    return List.copyOf(out);
+  }
+}

@@ -1,0 +1,111 @@
+package io.localmessage.bench;
+
+import io.localmessage.LocalMessages;
+import io.localmessage.NewMessage;
+import io.localmessage.jdbc.Dialects;
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.TicketRow;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * Business transactions per second, each inserting one order row, with or without saving a ticket
+ * in the same transaction; {@code clients} threads, each with its own pooled connection, for a
+ * fixed time. The engine is built but not started: this measures the save, not the drain.
+ */
+final class SaveOverhead {
+  static final String TYPE = "bench.order.created";
+
+  private SaveOverhead() {}
+
+  /** What each business transaction does besides its order row. */
+  enum Mode {
+    /** Nothing: the order row alone. */
+    WITHOUT,
+    /** {@code lm.save} of one ticket. */
+    SAVE,
+    /**
+     * The dialect's insert-if-absent of the same ticket row on plain JDBC, without the engine: the
+     * floor of a save.
+     */
+    RAW_INSERT
+  }
+
+  static double run(Scope scope, Mode mode, int clients, Duration duration) throws Exception {
+    Tickets.createSchema(scope);
+    Business.createSchema(scope);
+    DataSource pool = scope.pool("save", clients);
+    LocalMessages lm = LocalMessages.builder(pool).table(Tickets.TABLE).build();
+    byte[] payload = new byte[Tickets.PAYLOAD_BYTES];
+    java.util.Arrays.fill(payload, (byte) 'x');
+    AtomicLong seq = new AtomicLong();
+    AtomicInteger names = new AtomicInteger();
+    ExecutorService exec =
+        Executors.newFixedThreadPool(
+            clients, r -> new Thread(r, "bench-save-" + names.incrementAndGet()));
+    try {
+      List<Future<Long>> futures = new ArrayList<>();
+      long t0 = System.nanoTime();
+      long end = t0 + duration.toNanos();
+      for (int i = 0; i < clients; i++) {
+        futures.add(
+            exec.submit(
+                () -> {
+                  long done = 0;
+                  try (Connection c = pool.getConnection()) {
+                    Dialect dialect = Dialects.detect(c);
+                    c.setAutoCommit(false);
+                    while (System.nanoTime() < end) {
+                      long k = seq.incrementAndGet();
+                      String customer = "c-" + (k % 1000);
+                      Business.insertOrder(c, customer, k);
+                      if (mode == Mode.SAVE) {
+                        lm.save(
+                            c,
+                            NewMessage.action(TYPE, "order-" + k)
+                                .aggregateId(customer)
+                                .payload(payload)
+                                .build());
+                      } else if (mode == Mode.RAW_INSERT) {
+                        dialect.insertIfAbsent(
+                            c,
+                            Tickets.TABLE,
+                            new TicketRow(
+                                1, TYPE, "order-" + k, customer, null, payload, null, 10, 0));
+                      }
+                      c.commit();
+                      done++;
+                    }
+                    c.setAutoCommit(true);
+                  }
+                  return done;
+                }));
+      }
+      long total = 0;
+      for (Future<Long> f : futures) {
+        total += f.get(duration.toMillis() + 60_000, TimeUnit.MILLISECONDS);
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      long expected = scope.count(mode == Mode.WITHOUT ? Business.TABLE : Tickets.TABLE);
+      if (expected != total) {
+        throw new IllegalStateException(
+            "save overhead: counted " + total + " transactions but found " + expected + " rows");
+      }
+      return total / seconds;
+    } finally {
+      exec.shutdownNow();
+      exec.awaitTermination(10, TimeUnit.SECONDS);
+      lm.close();
+      scope.closePools();
+    }
+  }
+}

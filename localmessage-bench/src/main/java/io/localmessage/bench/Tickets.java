@@ -1,0 +1,84 @@
+package io.localmessage.bench;
+
+import io.localmessage.jdbc.Dialects;
+import io.localmessage.jdbc.TicketStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/** The engine's tables in a scope, and a backlog of due tickets bulk-loaded into them. */
+final class Tickets {
+  static final String TABLE = "local_message";
+  static final String TYPE = "bench.noop";
+
+  /** Payload size of every seeded ticket: a small JSON document's worth. */
+  static final int PAYLOAD_BYTES = 64;
+
+  private static final int CHUNK = 100_000;
+
+  private Tickets() {}
+
+  /** Creates the engine's tables in {@code scope}. */
+  static void createSchema(Scope scope) {
+    DataSource ds = scope.setupDataSource();
+    try (Connection c = ds.getConnection()) {
+      new TicketStore(ds, Dialects.detect(c), TABLE, "local_inbox").createSchema();
+    } catch (SQLException e) {
+      throw new IllegalStateException("creating the schema failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Creates the tables, loads {@code n} due tickets of {@link #TYPE} and analyzes the table. */
+  static void seed(Scope scope, int n) {
+    createSchema(scope);
+    seedRows(scope, n, 0);
+  }
+
+  /** Loads {@code n} due tickets with keys after {@code offset}; the tables must exist. */
+  static void seedRows(Scope scope, int n, int offset) {
+    String sql =
+        scope.isPostgres()
+            ? "INSERT INTO "
+                + TABLE
+                + " (kind, biz_type, idem_key, payload, max_attempts, status, attempts, version,"
+                + " next_retry_at, created_at, updated_at)"
+                + " SELECT 1, ?, 'k-' || g, ?, 10, 0, 0, 0, now() - interval '1 second', now(),"
+                + " now() FROM generate_series(?, ?) g"
+            : null;
+    try (Connection c = scope.connect()) {
+      c.setAutoCommit(false);
+      byte[] payload = new byte[PAYLOAD_BYTES];
+      java.util.Arrays.fill(payload, (byte) 'x');
+      for (int from = offset + 1; from <= offset + n; from += CHUNK) {
+        int to = Math.min(offset + n, from + CHUNK - 1);
+        String stmt =
+            sql != null
+                ? sql
+                : "INSERT INTO "
+                    + TABLE
+                    + " (kind, biz_type, idem_key, payload, max_attempts, status, attempts,"
+                    + " version, next_retry_at, created_at, updated_at)"
+                    + " SELECT 1, ?, CONCAT('k-', seq), ?, 10, 0, 0, 0,"
+                    + " UTC_TIMESTAMP(3) - INTERVAL 1 SECOND, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)"
+                    + " FROM seq_"
+                    + from
+                    + "_to_"
+                    + to;
+        try (PreparedStatement ps = c.prepareStatement(stmt)) {
+          ps.setString(1, TYPE);
+          ps.setBytes(2, payload);
+          if (sql != null) {
+            ps.setInt(3, from);
+            ps.setInt(4, to);
+          }
+          ps.executeUpdate();
+        }
+        c.commit();
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("seeding tickets failed: " + e.getMessage(), e);
+    }
+    scope.analyze(TABLE);
+  }
+}
