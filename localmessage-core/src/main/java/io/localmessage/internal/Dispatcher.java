@@ -78,7 +78,9 @@ final class Dispatcher {
     this.listener = listener;
     this.policy = new OutcomePolicy(settings.redactor());
     this.totalSlots = new Semaphore(settings.concurrency());
-    this.wakeThreshold = Math.max(1, settings.concurrency() / 4);
+    // after a full batch the next claim waits until half the slots are free (or a poll interval
+    // passed): fewer, fuller claims instead of one small claim per finished ticket
+    this.wakeThreshold = Math.max(1, settings.concurrency() / 2);
     this.workers =
         new ThreadPoolExecutor(
             settings.concurrency(),
@@ -167,7 +169,7 @@ final class Dispatcher {
       }
     }
     timer.shutdownNow();
-    await(workers, Duration.ofSeconds(5));
+    await(workers, Duration.ofSeconds(1));
   }
 
   /** Stops everything at once without writing anything back, as kill -9 would. */
@@ -265,7 +267,7 @@ final class Dispatcher {
         failures = 0;
         if (!full && hints.isEmpty()) {
           awaitSignal(settings.pollInterval());
-        } else if (full && starved && totalSlots.availablePermits() == 0) {
+        } else if (full && totalSlots.availablePermits() < wakeThreshold) {
           awaitSignal(settings.pollInterval());
         }
       } catch (RuntimeException e) {

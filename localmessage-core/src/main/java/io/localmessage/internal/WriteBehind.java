@@ -56,8 +56,13 @@ final class WriteBehind {
       Thread.currentThread().interrupt();
     }
     if (thread.isAlive()) {
-      log.warn("event=writer_stop_timeout queued={}", queue.size());
+      // give up on what is left: those tickets stay leased and run again when their leases end,
+      // which is better than a writer retrying against a pool the application is closing
+      int dropped = queue.size();
+      halted = true;
+      queue.clear();
       thread.interrupt();
+      log.warn("event=writer_stop_timeout dropped_outcomes={}", dropped);
     }
   }
 
