@@ -1,6 +1,7 @@
 package io.localmessage.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.localmessage.jdbc.DriverDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;

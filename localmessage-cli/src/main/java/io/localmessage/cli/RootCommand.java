@@ -3,11 +3,8 @@ package io.localmessage.cli;
 import io.localmessage.LocalMessages;
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.StoreException;
+import io.localmessage.jdbc.DriverDataSource;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -95,57 +92,11 @@ final class RootCommand {
       throw new IllegalArgumentException("--jdbc-url (or LOCALMESSAGE_JDBC_URL) is required");
     }
     String pw = password != null ? new String(password) : System.getenv("LOCALMESSAGE_PASSWORD");
-    DataSource ds = new SimpleDataSource(jdbcUrl, user, pw);
+    DataSource ds = new DriverDataSource(jdbcUrl, user, pw);
     try {
       return LocalMessages.builder(ds).table(table).inboxTable(inboxTable).build();
     } catch (StoreException e) {
       throw e;
-    }
-  }
-
-  /** A plain DriverManager data source: one connection per operation is plenty for a CLI. */
-  private record SimpleDataSource(String url, String user, String password) implements DataSource {
-    @Override
-    public Connection getConnection() throws SQLException {
-      return DriverManager.getConnection(url, user, password == null ? "" : password);
-    }
-
-    @Override
-    public Connection getConnection(String u, String p) throws SQLException {
-      return DriverManager.getConnection(url, u, p);
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {
-      DriverManager.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() {
-      return DriverManager.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() {
-      return Logger.getLogger("io.localmessage.cli");
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }

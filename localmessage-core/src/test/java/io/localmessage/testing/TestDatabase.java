@@ -91,6 +91,16 @@ public final class TestDatabase implements AutoCloseable {
     return ds;
   }
 
+  /** Spring Boot {@code spring.datasource.*} properties pointing at this database. */
+  public String[] springDataSourceProperties(int poolSize) {
+    return new String[] {
+      "spring.datasource.url=" + jdbcUrl(),
+      "spring.datasource.username=" + user(),
+      "spring.datasource.password=" + password(),
+      "spring.datasource.hikari.maximum-pool-size=" + poolSize
+    };
+  }
+
   public String jdbcUrl() {
     return switch (kind) {
       case POSTGRESQL -> PG_URL + (PG_URL.contains("?") ? "&" : "?") + "currentSchema=" + name;

@@ -1,49 +1,22 @@
 package io.localmessage.spring;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import io.localmessage.testing.TestDatabase;
 import javax.sql.DataSource;
 
-/** Direct SQL for the tests' checks, on a pool of the test database (not the application's). */
+/** The tests' direct SQL checks: the core test support, plus this module's Spring properties. */
 final class Sql {
   private Sql() {}
 
   static long count(DataSource ds, String sql, Object... args) {
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        ps.setObject(i + 1, args[i]);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
-    }
+    return io.localmessage.testing.Sql.count(ds, sql, args);
   }
 
   static int update(DataSource ds, String sql, Object... args) {
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        ps.setObject(i + 1, args[i]);
-      }
-      return ps.executeUpdate();
-    } catch (SQLException e) {
-      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
-    }
+    return io.localmessage.testing.Sql.update(ds, sql, args);
   }
 
   /** The Spring Boot properties of a test database. */
-  static String[] datasource(io.localmessage.testing.TestDatabase db) {
-    return new String[] {
-      "spring.datasource.url=" + db.jdbcUrl(),
-      "spring.datasource.username=" + db.user(),
-      "spring.datasource.password=" + db.password(),
-      "spring.datasource.hikari.maximum-pool-size=6"
-    };
+  static String[] datasource(TestDatabase db) {
+    return db.springDataSourceProperties(6);
   }
 }

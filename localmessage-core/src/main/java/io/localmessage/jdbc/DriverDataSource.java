@@ -1,4 +1,4 @@
-package io.localmessage.bench;
+package io.localmessage.jdbc;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -8,16 +8,20 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-/** An unpooled data source for setup work outside the measurements (schema, seeding). */
-final class DriverDataSource implements DataSource {
+/**
+ * An unpooled {@link DataSource} over {@link DriverManager}: one new connection per call. For tools
+ * and setup work (the CLI, the benchmark's seeding); a service should use a pool.
+ */
+public final class DriverDataSource implements DataSource {
   private final String url;
   private final String user;
   private final String password;
 
-  DriverDataSource(String url, String user, String password) {
-    this.url = url;
+  /** {@code password} null means empty. */
+  public DriverDataSource(String url, String user, String password) {
+    this.url = java.util.Objects.requireNonNull(url, "url");
     this.user = user;
-    this.password = password;
+    this.password = password == null ? "" : password;
   }
 
   @Override
