@@ -28,7 +28,8 @@ class FaultSuiteTest {
             Duration.ofSeconds(LONG ? 5 : 3),
             true,
             RESTART,
-            Duration.ofMinutes(LONG ? 40 : 5)));
+            Duration.ofMinutes(LONG ? 40 : 5),
+            true));
   }
 
   @Test
@@ -40,7 +41,7 @@ class FaultSuiteTest {
         TestDatabase.Kind.MARIADB,
         TestDatabase.Kind.POSTGRESQL,
         new FaultRun.Plan(
-            200_000, 3, Duration.ofSeconds(5), true, RESTART, Duration.ofMinutes(40)));
+            200_000, 3, Duration.ofSeconds(5), true, RESTART, Duration.ofMinutes(40), true));
   }
 
   @Test
@@ -51,7 +52,7 @@ class FaultSuiteTest {
       r =
           new FaultRun(
                   new FaultRun.Plan(
-                      3_000, 3, Duration.ofSeconds(2), false, false, Duration.ofMinutes(3)),
+                      3_000, 3, Duration.ofSeconds(2), false, false, Duration.ofMinutes(3), false),
                   tickets,
                   effects)
               .run();
@@ -79,6 +80,11 @@ class FaultSuiteTest {
     assertThat(r.doubleApplied()).as("double-applied effects").isZero();
     assertThat(r.distinctEffects()).isEqualTo(r.expectedEffects());
     assertThat(r.kills()).isPositive();
+    assertThat(r.events()).as("events saved").isPositive();
+    assertThat(r.eventsLost()).as("lost events").isZero();
+    assertThat(r.eventsDoubleApplied()).as("double-applied events").isZero();
+    assertThat(r.brokerKills()).as("the broker was killed and restarted").isEqualTo(1);
+    assertThat(r.consumerKills()).as("the consumer was killed and restarted").isEqualTo(1);
     if (plan.restartDatabase()) {
       assertThat(r.restartDowntimeMs()).as("the database was restarted").isNotZero();
     }

@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FaultWorker {
   static final String TYPE = "effect.apply";
   static final String TABLE = "lm";
+  static final String EVENT_TYPE = "fx.event";
 
   private FaultWorker() {}
 
@@ -50,7 +51,7 @@ public final class FaultWorker {
             .dialect(dialectOf(a.get("lm-url")))
             .replicaId(replica)
             .concurrency(8)
-            .lease(Duration.ofSeconds(3))
+            .lease(Duration.ofSeconds(8))
             .writeBackMargin(Duration.ofMillis(500))
             .pollInterval(Duration.ofMillis(50))
             .maintenanceInterval(Duration.ofMillis(500))
@@ -89,6 +90,34 @@ public final class FaultWorker {
             .handlerTimeout(Duration.ofSeconds(2))
             .backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(500)).jitter(0.5))
             .build());
+    String bootstrap = a.get("bootstrap");
+    io.localmessage.kafka.KafkaRelay relay = null;
+    if (bootstrap != null && !bootstrap.isBlank()) {
+      relay =
+          io.localmessage.kafka.KafkaRelay.builder()
+              .producerProperties(
+                  Map.of(
+                      "bootstrap.servers",
+                      bootstrap,
+                      "client.id",
+                      replica,
+                      "request.timeout.ms",
+                      1500,
+                      "linger.ms",
+                      5))
+              .deliveryTimeout(Duration.ofSeconds(2))
+              .maxBlock(Duration.ofSeconds(1))
+              .build();
+      relay.register(
+          lm,
+          EVENT_TYPE,
+          HandlerConfig.builder()
+              .maxAttempts(1000)
+              .handlerTimeout(relay.requiredHandlerTimeout())
+              .batchSize(100)
+              .backoff(Backoff.exponential(Duration.ofMillis(50), Duration.ofMillis(500)))
+              .build());
+    }
     lm.start();
 
     Thread stats = new Thread(() -> flushStatsLoop(fxPool, replica, counters), "fault-stats");
@@ -106,6 +135,9 @@ public final class FaultWorker {
       // the suite closes stdin to ask for a graceful stop
     }
     lm.close();
+    if (relay != null) {
+      relay.close();
+    }
     flushStats(fxPool, replica, counters);
     lmPool.close();
     fxPool.close();
