@@ -127,6 +127,23 @@ final class FaultRun {
   }
 
   Report run() throws Exception {
+    try {
+      return runChaos();
+    } finally {
+      // whatever happened, leave no worker, consumer or broker process behind
+      for (Process p : workers) {
+        p.destroyForcibly();
+      }
+      if (consumer != null) {
+        consumer.destroyForcibly();
+      }
+      if (broker != null) {
+        broker.close();
+      }
+    }
+  }
+
+  private Report runChaos() throws Exception {
     prepareSchemas();
     long t0 = System.nanoTime();
     if (plan.kafka()) {
