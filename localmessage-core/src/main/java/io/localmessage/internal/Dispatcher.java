@@ -15,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -542,13 +541,5 @@ final class Dispatcher {
     } catch (RuntimeException e) {
       log.warn("event=listener_failed error={}", e.toString());
     }
-  }
-
-  int inFlightCount() {
-    return inFlight.size();
-  }
-
-  static CompletableFuture<Void> done() {
-    return CompletableFuture.completedFuture(null);
   }
 }

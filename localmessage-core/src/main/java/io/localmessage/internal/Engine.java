@@ -382,9 +382,4 @@ public final class Engine implements LocalMessages {
       d.invalidatePaused();
     }
   }
-
-  /** Registered biz types (for the metrics binding). */
-  public java.util.Set<String> registeredTypes() {
-    return java.util.Set.copyOf(registrations.keySet());
-  }
 }
