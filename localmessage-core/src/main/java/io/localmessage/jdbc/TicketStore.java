@@ -43,6 +43,9 @@ public final class TicketStore {
           + " destination, OCTET_LENGTH(payload), headers, status, attempts, max_attempts,"
           + " next_retry_at, lease_owner, version, last_error, created_at, updated_at";
 
+  /** Tickets moved to DEAD per sweep; the next sweep takes the rest. */
+  private static final int EXPIRE_BATCH = 500;
+
   private final DataSource dataSource;
   private final Dialect dialect;
   private final String table;
@@ -189,25 +192,54 @@ public final class TicketStore {
     if (bizTypes.isEmpty()) {
       return 0;
     }
-    String sql =
-        "UPDATE "
+    // Find candidates with a plain read first, then update them by id with every condition
+    // checked again. A single UPDATE over the due range would, on InnoDB, lock every due ticket
+    // it scans (the whole backlog) and make every replica's SKIP LOCKED claim come back empty.
+    String exhausted =
+        " AND status = 0 AND attempts >= max_attempts AND next_retry_at <= " + dialect.now();
+    String select =
+        "SELECT id FROM "
             + table
-            + " SET status = 2, version = version + 1, lease_owner = NULL,"
-            + " last_error = ?, updated_at = "
-            + dialect.now()
             + " WHERE biz_type IN ("
             + LockingSelectDialect.placeholders(bizTypes.size())
-            + ") AND status = 0"
-            + " AND attempts >= max_attempts AND next_retry_at <= "
-            + dialect.now();
-    try (Connection c = autocommitConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      int p = 1;
-      ps.setString(p++, error);
-      for (String t : bizTypes) {
-        ps.setString(p++, t);
+            + ")"
+            + exhausted
+            + " ORDER BY next_retry_at LIMIT "
+            + EXPIRE_BATCH;
+    try (Connection c = autocommitConnection()) {
+      java.util.List<Long> ids = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(select)) {
+        int p = 1;
+        for (String t : bizTypes) {
+          ps.setString(p++, t);
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            ids.add(rs.getLong(1));
+          }
+        }
       }
-      return ps.executeUpdate();
+      if (ids.isEmpty()) {
+        return 0;
+      }
+      String update =
+          "UPDATE "
+              + table
+              + " SET status = 2, version = version + 1,"
+              + " lease_owner = NULL, last_error = ?, updated_at = "
+              + dialect.now()
+              + " WHERE id IN ("
+              + LockingSelectDialect.placeholders(ids.size())
+              + ")"
+              + exhausted;
+      try (PreparedStatement ps = c.prepareStatement(update)) {
+        int p = 1;
+        ps.setString(p++, error);
+        for (Long id : ids) {
+          ps.setLong(p++, id);
+        }
+        return ps.executeUpdate();
+      }
     } catch (SQLException e) {
       throw new StoreException("expiring exhausted tickets failed: " + e.getMessage(), e);
     }
