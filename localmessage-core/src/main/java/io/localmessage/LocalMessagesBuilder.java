@@ -48,7 +48,7 @@ public final class LocalMessagesBuilder {
   private int defaultMaxAttempts = HandlerConfig.DEFAULT_MAX_ATTEMPTS;
   private Dialect dialect;
   private boolean autoCreateSchema;
-  private EngineListener listener = EngineListener.NONE;
+  private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
   private ErrorRedactor redactor = ErrorRedactor.NONE;
   private Object meterRegistry;
 
@@ -176,8 +176,12 @@ public final class LocalMessagesBuilder {
     return this;
   }
 
+  /**
+   * Adds a listener; every added listener receives every event (the console's chart, an
+   * application's tracing and the Micrometer binding can watch the same engine).
+   */
   public LocalMessagesBuilder listener(EngineListener listener) {
-    this.listener = Objects.requireNonNull(listener, "listener");
+    listeners.add(Objects.requireNonNull(listener, "listener"));
     return this;
   }
 
@@ -217,7 +221,7 @@ public final class LocalMessagesBuilder {
             defaultMaxAttempts,
             dialect,
             autoCreateSchema,
-            listener,
+            EngineListener.composite(listeners),
             redactor,
             meterRegistry);
     return new Engine(settings);

@@ -87,6 +87,27 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void everyAddedListenerAndTheMeterBindingSeeEveryEvent() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    EngineFixture.Counting first = new EngineFixture.Counting();
+    EngineFixture.Counting second = new EngineFixture.Counting();
+    try (EngineFixture fx = new EngineFixture(db.dataSource(4))) {
+      LocalMessages lm =
+          fx.build(fx.builder().listener(first).listener(second).meterRegistry(registry));
+      lm.register("t.ok", m -> {}, EngineFixture.config().build());
+      fx.save(lm, NewMessage.action("t.ok", "a").build());
+      fx.save(lm, NewMessage.action("t.ok", "a").build());
+      assertThat(lm.runOnce()).isEqualTo(1);
+      for (EngineFixture.Counting c : java.util.List.of(first, second)) {
+        assertThat(c.duplicates.get()).isEqualTo(1);
+        assertThat(c.count(io.localmessage.spi.EngineListener.Result.SUCCESS)).isEqualTo(1);
+      }
+      assertThat(registry.get("localmessage.saves").tag("biz_type", "t.ok").counter().count())
+          .isEqualTo(2);
+    }
+  }
+
+  @Test
   void aRegistryOfTheWrongTypeIsRejected() {
     try (EngineFixture fx = new EngineFixture(db.dataSource(2))) {
       assertThatThrownBy(() -> fx.build(fx.builder().meterRegistry("not a registry")))

@@ -55,8 +55,8 @@ public final class LocalMessageConsoleAutoConfiguration {
   }
 
   /**
-   * Installs the chart's delivery listener. It runs first, so an application customizer that sets
-   * its own listener wins (the chart then stays empty) rather than being silently replaced.
+   * Installs the chart's delivery listener, next to any listener an application customizer adds
+   * (the builder keeps them all).
    */
   @Bean
   @Order(Ordered.HIGHEST_PRECEDENCE)

@@ -21,6 +21,16 @@ public interface EngineListener {
 
   EngineListener NONE = new EngineListener() {};
 
+  /** One listener for several: each event goes to every one of {@code listeners}, in order. */
+  static EngineListener composite(java.util.List<EngineListener> listeners) {
+    java.util.List<EngineListener> real =
+        listeners.stream().filter(l -> l != null && l != NONE).toList();
+    if (real.isEmpty()) {
+      return NONE;
+    }
+    return real.size() == 1 ? real.get(0) : new CompositeListener(real);
+  }
+
   /** A ticket was saved, or was a duplicate of an existing one. */
   default void saved(String bizType, boolean duplicate) {}
 
