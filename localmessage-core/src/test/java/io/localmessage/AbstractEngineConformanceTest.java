@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.localmessage.admin.TicketView;
 import io.localmessage.internal.Engine;
+import io.localmessage.jdbc.Dialects;
+import io.localmessage.jdbc.TicketStore;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
@@ -486,6 +488,66 @@ public abstract class AbstractEngineConformanceTest {
     assertThat(t.lastError()).contains("lease ended without an outcome");
     assertThat(ran.get()).isZero();
     assertThat(counting.expired.get()).isEqualTo(1);
+  }
+
+  @Test
+  void invariant6_runningEngineSweepsALastAttemptWhoseLeaseRunsOutWhileItWatches()
+      throws Exception {
+    CountDownLatch running = new CountDownLatch(1);
+    Engine crashing =
+        (Engine) fx.build(fx.builder().replicaId("crashing").lease(Duration.ofSeconds(3)));
+    crashing.register(
+        "t.a",
+        m -> {
+          running.countDown();
+          new CountDownLatch(1).await();
+        },
+        EngineFixture.config().maxAttempts(1).build());
+    SaveResult s = fx.save(crashing, action("t.a", "k"));
+    crashing.start();
+    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+    crashing.halt();
+    // the watcher's first sweep (a full one) runs now, while the lease still has seconds to go;
+    // the lease runs out later, so only its windowed sweeps can find it
+    LocalMessages watcher = fx.build(fx.builder().replicaId("watcher"));
+    AtomicInteger ran = new AtomicInteger();
+    watcher.register(
+        "t.a", m -> ran.incrementAndGet(), EngineFixture.config().maxAttempts(1).build());
+    watcher.start();
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> watcher.admin().get(s.id()).orElseThrow().status() == MessageStatus.DEAD);
+    assertThat(watcher.admin().get(s.id()).orElseThrow().lastError())
+        .contains("lease ended without an outcome");
+    assertThat(ran.get()).as("no second delivery").isZero();
+  }
+
+  @Test
+  void sweepWindowLooksOnlyAtLeasesThatEndedInsideIt() throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    TicketStore store;
+    try (Connection c = ds.getConnection()) {
+      store = new TicketStore(ds, Dialects.detect(c), fx.table, fx.table + "_inbox");
+    }
+    // a last attempt whose lease ended an hour ago
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET attempts = max_attempts, lease_owner = 'gone', next_retry_at = "
+            + store.dialect().plusMillis(store.dialect().now())
+            + " WHERE id = ?",
+        -3_600_000L,
+        s.id());
+    assertThat(store.expireExhausted(Set.of("t.a"), "swept", 60_000))
+        .as("outside a one-minute window")
+        .isEqualTo(new TicketStore.Sweep(0, 0));
+    assertThat(fx.count("status = 0")).isEqualTo(1);
+    assertThat(store.expireExhausted(Set.of("t.a"), "swept", 0))
+        .as("a full sweep")
+        .isEqualTo(new TicketStore.Sweep(1, 1));
+    assertThat(fx.count("status = 2")).isEqualTo(1);
   }
 
   @Test

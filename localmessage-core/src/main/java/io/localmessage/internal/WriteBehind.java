@@ -22,6 +22,8 @@ import org.slf4j.LoggerFactory;
 final class WriteBehind {
   private static final Logger log = LoggerFactory.getLogger(WriteBehind.class);
   private static final long[] RETRY_DELAYS_MS = {100, 500, 2000};
+  private static final long BURST_GAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+  private static final long MAX_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final TicketStore store;
   private final EngineListener listener;
@@ -93,9 +95,35 @@ final class WriteBehind {
         continue;
       }
       batch.add(first);
-      queue.drainTo(batch, maxBatch - 1);
+      collectBurst(batch);
       write(batch);
       batch.clear();
+    }
+  }
+
+  /**
+   * Takes what is queued, then keeps taking while outcomes still arrive: handlers of one claim
+   * finish in a burst, and waiting for its tail ({@link #BURST_GAP_NANOS} of quiet ends it, {@link
+   * #MAX_LINGER_NANOS} at most) turns several small write-backs into one.
+   */
+  private void collectBurst(List<WriteItem> batch) {
+    long deadline = System.nanoTime() + MAX_LINGER_NANOS;
+    while (batch.size() < maxBatch) {
+      queue.drainTo(batch, maxBatch - batch.size());
+      long left = Math.min(BURST_GAP_NANOS, deadline - System.nanoTime());
+      if (batch.size() >= maxBatch || left <= 0 || !running) {
+        return;
+      }
+      WriteItem next;
+      try {
+        next = queue.poll(left, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        return; // only halt() and a close timeout interrupt this thread; the loop checks them
+      }
+      if (next == null) {
+        return;
+      }
+      batch.add(next);
     }
   }
 

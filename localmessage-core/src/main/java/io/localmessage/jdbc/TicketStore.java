@@ -184,19 +184,36 @@ public final class TicketStore {
     }
   }
 
+  /** What one sweep of exhausted last attempts did: candidates found, tickets moved to DEAD. */
+  public record Sweep(int found, int expired) {
+    /** Whether the sweep stopped at its batch limit, so more candidates may be left. */
+    public boolean limited() {
+      return found >= EXPIRE_BATCH;
+    }
+  }
+
   /**
    * Moves to DEAD the tickets whose last allowed delivery was claimed and never reported back (the
-   * worker died or overran its lease): invariant 6.
+   * worker died or overran its lease): invariant 6. At most {@value #EXPIRE_BATCH} per call.
+   *
+   * <p>With {@code windowMillis > 0} only tickets whose lease ended in the last {@code
+   * windowMillis} are looked at: a claim always sets the lease end in the future, so a sweeper that
+   * covers consecutive windows sees every lease that runs out, and its cost follows the tickets
+   * that fell due in the window instead of the whole due backlog (every row of which a full sweep
+   * reads, because {@code attempts >= max_attempts} compares two columns no index can serve).
+   * {@code windowMillis <= 0} looks at every due ticket.
    */
-  public int expireExhausted(Collection<String> bizTypes, String error) {
+  public Sweep expireExhausted(Collection<String> bizTypes, String error, long windowMillis) {
     if (bizTypes.isEmpty()) {
-      return 0;
+      return new Sweep(0, 0);
     }
     // Find candidates with a plain read first, then update them by id with every condition
     // checked again. A single UPDATE over the due range would, on InnoDB, lock every due ticket
     // it scans (the whole backlog) and make every replica's SKIP LOCKED claim come back empty.
     String exhausted =
         " AND status = 0 AND attempts >= max_attempts AND next_retry_at <= " + dialect.now();
+    String window =
+        windowMillis > 0 ? " AND next_retry_at > " + dialect.plusMillis(dialect.now()) : "";
     String select =
         "SELECT id FROM "
             + table
@@ -204,6 +221,7 @@ public final class TicketStore {
             + LockingSelectDialect.placeholders(bizTypes.size())
             + ")"
             + exhausted
+            + window
             + " ORDER BY next_retry_at LIMIT "
             + EXPIRE_BATCH;
     try (Connection c = autocommitConnection()) {
@@ -213,6 +231,9 @@ public final class TicketStore {
         for (String t : bizTypes) {
           ps.setString(p++, t);
         }
+        if (windowMillis > 0) {
+          ps.setLong(p, -windowMillis);
+        }
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             ids.add(rs.getLong(1));
@@ -220,7 +241,7 @@ public final class TicketStore {
         }
       }
       if (ids.isEmpty()) {
-        return 0;
+        return new Sweep(0, 0);
       }
       String update =
           "UPDATE "
@@ -238,7 +259,7 @@ public final class TicketStore {
         for (Long id : ids) {
           ps.setLong(p++, id);
         }
-        return ps.executeUpdate();
+        return new Sweep(ids.size(), ps.executeUpdate());
       }
     } catch (SQLException e) {
       throw new StoreException("expiring exhausted tickets failed: " + e.getMessage(), e);
