@@ -62,6 +62,8 @@ final class Dispatcher {
   private final Condition signalled = signalLock.newCondition();
   private final int wakeThreshold;
   private volatile long lastClaimNanos;
+  // moving average of handler call times (1/16 weight per call; racy updates only blur it)
+  private volatile long avgHandlerNanos;
   private boolean signal;
   private volatile boolean starved;
   private volatile boolean running;
@@ -292,16 +294,21 @@ final class Dispatcher {
   }
 
   /**
-   * After a full claim: wait until half the slots are free (or a poll interval passed), then a
-   * little longer for the rest, at most as long as the last claim took. Waiting that long costs at
-   * most what a second, smaller claim would, and with fast handlers every claim comes back full:
-   * one round trip for {@code concurrency} tickets instead of two for half as many each.
+   * After a full claim: wait until half the slots are free (or a poll interval passed), then, when
+   * handler calls are short, a little longer for the rest, at most as long as the last claim took.
+   * Waiting that long costs at most what a second, smaller claim would, and with fast handlers
+   * every claim comes back full: one round trip for {@code concurrency} tickets instead of two for
+   * half as many each. Handlers slower than that wait would not fill the claim anyway; for them the
+   * next claim overlaps the calls still running.
    */
   private void awaitFullerClaim() {
     if (totalSlots.availablePermits() < wakeThreshold) {
       awaitSignal(settings.pollInterval());
     }
     long grace = Math.max(MIN_GRACE_NANOS, Math.min(MAX_GRACE_NANOS, lastClaimNanos));
+    if (avgHandlerNanos > grace) {
+      return;
+    }
     long deadline = System.nanoTime() + grace;
     while (running && hints.isEmpty() && totalSlots.availablePermits() < settings.concurrency()) {
       long left = deadline - System.nanoTime();
@@ -535,6 +542,8 @@ final class Dispatcher {
   }
 
   private void decided(Execution e, List<Outcome> outcomes, boolean timedOut, Duration took) {
+    long avg = avgHandlerNanos;
+    avgHandlerNanos = avg + ((took.toNanos() - avg) >> 4);
     AtomicInteger pending = new AtomicInteger(e.messages.size());
     Runnable onWritten =
         () -> {
