@@ -1,5 +1,6 @@
 package io.localmessage.demo;
 
+import io.localmessage.kafka.testing.TestBroker;
 import io.micrometer.core.instrument.search.Search;
 import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;
@@ -46,7 +47,7 @@ public final class DepositDemo {
         PaymentChannel channel =
             new PaymentChannel(o.timeoutRate, o.unavailableRate, o.rejectRate, 1500)) {
       out.println(infra.describe());
-      EmbeddedKafka.createTopic(infra.bootstrap, DepositService.TOPIC, 4);
+      TestBroker.ensureTopic(infra.bootstrap, DepositService.TOPIC, 4);
       DepositService deposits = new DepositService(infra, o, channel.baseUrl());
       LedgerService ledger = new LedgerService(infra, o, deposits.callbackUrl());
       PointsScenario points = o.pointsOrders > 0 ? new PointsScenario(infra, o.pointsOrders) : null;

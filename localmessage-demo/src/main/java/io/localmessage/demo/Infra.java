@@ -2,6 +2,7 @@ package io.localmessage.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.localmessage.kafka.testing.TestBroker;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
@@ -22,7 +23,7 @@ final class Infra implements AutoCloseable {
   final String password;
   final String bootstrap;
   private final EmbeddedPostgres pg;
-  private final EmbeddedKafka kafka;
+  private final TestBroker kafka;
   private final List<HikariDataSource> pools = new ArrayList<>();
 
   private Infra(
@@ -32,7 +33,7 @@ final class Infra implements AutoCloseable {
       String password,
       String bootstrap,
       EmbeddedPostgres pg,
-      EmbeddedKafka kafka) {
+      TestBroker kafka) {
     this.depositUrl = depositUrl;
     this.ledgerUrl = ledgerUrl;
     this.user = user;
@@ -62,10 +63,10 @@ final class Infra implements AutoCloseable {
       throw new IllegalArgumentException(
           "--ledger-jdbc-url is required with --deposit-jdbc-url: the ledger has its own database");
     }
-    EmbeddedKafka kafka = null;
+    TestBroker kafka = null;
     String bootstrap = o.bootstrapServers;
     if (bootstrap == null) {
-      kafka = EmbeddedKafka.start();
+      kafka = TestBroker.start(1);
       bootstrap = kafka.bootstrapServers();
     }
     return new Infra(depositUrl, ledgerUrl, user, password, bootstrap, pg, kafka);
@@ -103,7 +104,11 @@ final class Infra implements AutoCloseable {
       pools.forEach(HikariDataSource::close);
     }
     if (kafka != null) {
-      kafka.close();
+      try {
+        kafka.close();
+      } catch (RuntimeException e) {
+        System.err.println("closing the embedded broker: " + e);
+      }
     }
     if (pg != null) {
       try {

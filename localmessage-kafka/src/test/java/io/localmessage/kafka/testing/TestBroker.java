@@ -4,18 +4,21 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import kafka.server.BrokerServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
 /**
- * A real single-node KRaft cluster (one broker, one controller) in the test JVM, from the Kafka
- * Maven artifacts. The broker can be stopped and started again on the same port, the way a broker
- * restart looks to clients. Closed exactly once.
+ * A real single-node KRaft cluster (one broker, one controller) in this JVM on 127.0.0.1, from the
+ * Kafka Maven artifacts: the tests', the demo's and the benchmark's zero-setup broker (the only
+ * class that touches Kafka's test kit). The broker can be stopped and started again on the same
+ * port, the way a broker restart looks to clients. Closed exactly once.
  */
 public final class TestBroker implements AutoCloseable {
   private final KafkaClusterTestKit kit;
@@ -125,6 +128,24 @@ public final class TestBroker implements AutoCloseable {
 
   public void createTopic(String name, int partitions) {
     createTopic(name, partitions, Map.of());
+  }
+
+  /** Creates a topic unless it exists, on any broker (this one or an external one). */
+  public static void ensureTopic(String bootstrap, String name, int partitions) {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    try (Admin admin = Admin.create(p)) {
+      admin
+          .createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (!(e.getCause() instanceof TopicExistsException)) {
+        throw new IllegalStateException("creating topic " + name + " failed: " + e.getCause(), e);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("creating topic " + name + " failed: " + e, e);
+    }
   }
 
   @Override
