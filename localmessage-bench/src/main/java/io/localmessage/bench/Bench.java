@@ -61,6 +61,22 @@ public final class Bench {
   private Result execute() throws IOException {
     Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
     double loadBefore = load();
+    try {
+      measureAll();
+    } finally {
+      RelayDrain.stopBroker();
+    }
+    describe(started, loadBefore, load());
+    String text = report.text(rec);
+    Files.createDirectories(o.out());
+    Path md = o.out().resolve("latest.md");
+    Path csv = o.out().resolve("latest.csv");
+    Files.writeString(md, report.markdown(rec));
+    Files.writeString(csv, report.csv(rec));
+    return new Result(text, md, csv, rec.failures());
+  }
+
+  private void measureAll() {
     for (BenchDatabase.Kind kind : o.databases()) {
       try (BenchDatabase db = BenchDatabase.open(kind)) {
         versions.add(db.version());
@@ -89,14 +105,6 @@ public final class Bench {
         }
       }
     }
-    describe(started, loadBefore, load());
-    String text = report.text(rec);
-    Files.createDirectories(o.out());
-    Path md = o.out().resolve("latest.md");
-    Path csv = o.out().resolve("latest.csv");
-    Files.writeString(md, report.markdown(rec));
-    Files.writeString(csv, report.csv(rec));
-    return new Result(text, md, csv, rec.failures());
   }
 
   static void progress(String format, Object... args) {
@@ -169,7 +177,7 @@ public final class Bench {
     h.add("engine (drain, scaling): " + o.drainSettings().describe());
     h.add(
         "raw floor: the core Dialect's claim (limit "
-            + o.concurrency()
+            + o.drainSettings().claimSize()
             + ") and batched"
             + " version-checked delete on plain JDBC, "
             + o.floorThreads()
@@ -192,6 +200,10 @@ public final class Bench {
             + " s; engine "
             + o.latencySettings().describe()
             + "; fast path = dispatchNow(id) right after the commit");
+    h.add(
+        "kafka relay: the drain backlog as EVENT tickets, "
+            + o.relaySettings().describe()
+            + "; broker: single-node KRaft in the bench JVM");
     h.add(
         "idle cost: statements per second of one idle replica, counted by a wrapper around its"
             + " data source over "

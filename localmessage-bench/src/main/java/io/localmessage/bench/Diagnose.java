@@ -44,16 +44,7 @@ final class Diagnose {
           };
       LocalMessages lm =
           EngineDrain.build(counting.dataSource(), "bench-diag", s, handled, listener);
-      double seconds;
-      try {
-        long t0 = System.nanoTime();
-        lm.start();
-        Drain.awaitEmpty(handled, n, scope, Tickets.TABLE, Drain.timeoutFor(n));
-        seconds = (System.nanoTime() - t0) / 1e9;
-      } finally {
-        lm.close();
-        scope.closePools();
-      }
+      double seconds = Drain.timeOne(lm, handled, n, scope);
       out.add(
           String.format(
               Locale.ROOT,
@@ -64,7 +55,7 @@ final class Diagnose {
               n / seconds,
               claims.sum(),
               claimed.sum() / (double) Math.max(1, claims.sum()),
-              s.concurrency(),
+              s.claimSize(),
               claimNanos.sum() / 1e6 / Math.max(1, claims.sum())));
       StringBuilder kinds = new StringBuilder("statements per 1,000 tickets by kind: ");
       for (Map.Entry<String, Long> e : counting.byKind().entrySet()) {
@@ -81,9 +72,9 @@ final class Diagnose {
               Locale.ROOT,
               "the floor, by construction: %.1f claims and %.1f deletes per 1,000 tickets"
                   + " (%d per statement)",
-              1000.0 / s.concurrency(),
-              1000.0 / s.concurrency(),
-              s.concurrency()));
+              1000.0 / s.claimSize(),
+              1000.0 / s.claimSize(),
+              s.claimSize()));
       claimSql =
           counting.sqlByKind().entrySet().stream()
               .filter(e -> e.getKey().startsWith("WITH"))
@@ -98,21 +89,21 @@ final class Diagnose {
           Binder minimal =
               ps -> {
                 ps.setString(1, Tickets.TYPE);
-                ps.setInt(2, s.concurrency());
+                ps.setInt(2, s.claimSize());
                 ps.setLong(3, 60_000);
                 ps.setString(4, "diag");
               };
           // each explained twice, alternating, and the second kept: the first execution in a
           // session pays for catalog lookups and cold pages that the other one would not
-          explain(c, claimSql, s.concurrency());
+          explain(c, claimSql, s.claimSize());
           explain(c, SqlFloor.MINIMAL_CLAIM, minimal);
           out.add(
               "EXPLAIN ANALYZE, engine claim (limit "
-                  + s.concurrency()
+                  + s.claimSize()
                   + ", backlog "
                   + n
                   + ", second execution): "
-                  + explain(c, claimSql, s.concurrency()));
+                  + explain(c, claimSql, s.claimSize()));
           out.add(
               "EXPLAIN ANALYZE, minimal single-type claim (second execution): "
                   + explain(c, SqlFloor.MINIMAL_CLAIM, minimal));

@@ -1,5 +1,6 @@
 package io.localmessage.bench;
 
+import io.localmessage.LocalMessages;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -61,6 +62,23 @@ final class Drain {
         }
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
       }
+    }
+  }
+
+  /**
+   * Starts {@code lm}, waits until it drained {@code n} tickets of the scope's ticket table, then
+   * closes it and the scope's pools; returns the seconds from start to an empty table.
+   */
+  static double timeOne(LocalMessages lm, LongAdder handled, long n, Scope scope)
+      throws SQLException {
+    try {
+      long t0 = System.nanoTime();
+      lm.start();
+      awaitEmpty(handled, n, scope, Tickets.TABLE, timeoutFor(n));
+      return (System.nanoTime() - t0) / 1e9;
+    } finally {
+      lm.close();
+      scope.closePools();
     }
   }
 

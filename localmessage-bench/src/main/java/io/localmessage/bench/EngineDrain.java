@@ -15,6 +15,11 @@ final class EngineDrain {
 
   /** What a user would set for throughput; printed with the results. */
   record Settings(int concurrency, int writeBatchSize, int poolSize, Duration pollInterval) {
+    /** Tickets per claim statement: a claim takes up to every free slot. */
+    int claimSize() {
+      return concurrency;
+    }
+
     String describe() {
       return "concurrency="
           + concurrency

@@ -28,7 +28,9 @@ record Options(
     Duration idleDuration,
     List<Integer> scalingSizes,
     Path out,
-    String label) {
+    String label,
+    int relayConcurrency,
+    int relayBatch) {
 
   static final List<String> WORKLOADS =
       List.of("drain", "peers", "save", "latency", "scaling", "idle", "kafka");
@@ -54,6 +56,8 @@ record Options(
         "  --save-seconds S    length of one save-overhead run (default 5)",
         "  --idle-seconds S    idle-cost window (default 10)",
         "  --scaling LIST      backlog sizes of the scaling (default 10000,100000[,1000000])",
+        "  --relay-concurrency C  engine slots of the Kafka relay drain (default 1000)",
+        "  --relay-batch B     tickets per relay handler call (default 100)",
         "  --out DIR           where latest.md and latest.csv go (default <module>/results)",
         "  --label TEXT        a note printed in the header (e.g. 'noisy: shared machine')");
   }
@@ -80,6 +84,8 @@ record Options(
     String dir = System.getProperty("lm.bench.dir", ".");
     Path out = Path.of(dir, "results");
     String label = "";
+    int relayConcurrency = 1000;
+    int relayBatch = 100;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       switch (a) {
@@ -125,6 +131,8 @@ record Options(
             case "--scaling" -> scaling = ints(a, v);
             case "--out" -> out = Path.of(v);
             case "--label" -> label = v;
+            case "--relay-concurrency" -> relayConcurrency = positive(a, v);
+            case "--relay-batch" -> relayBatch = positive(a, v);
             default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
           }
         }
@@ -155,7 +163,9 @@ record Options(
         Duration.ofSeconds(idleSeconds),
         scaling,
         out,
-        label);
+        label,
+        relayConcurrency,
+        relayBatch);
   }
 
   boolean runs(String workload) {
@@ -164,6 +174,10 @@ record Options(
 
   EngineDrain.Settings drainSettings() {
     return new EngineDrain.Settings(concurrency, writeBatchSize, poolSize, Duration.ofMillis(500));
+  }
+
+  RelayDrain.Settings relaySettings() {
+    return new RelayDrain.Settings(relayConcurrency, relayBatch, poolSize, 262_144);
   }
 
   EngineDrain.Settings latencySettings() {

@@ -6,6 +6,8 @@ import io.localmessage.jdbc.Dialects;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.TicketRow;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,7 +39,14 @@ final class SaveOverhead {
      * The dialect's insert-if-absent of the same ticket row on plain JDBC, without the engine: the
      * floor of a save.
      */
-    RAW_INSERT
+    RAW_INSERT,
+    /**
+     * One empty statement ({@code SELECT 1}) instead of the ticket: what the third round trip of
+     * the transaction costs by itself, whatever it carries.
+     */
+    ROUND_TRIP,
+    /** A second order row instead of the ticket: what any second insert costs. */
+    SECOND_ROW
   }
 
   static double run(Scope scope, Mode mode, int clients, Duration duration) throws Exception {
@@ -75,6 +84,13 @@ final class SaveOverhead {
                                 .aggregateId(customer)
                                 .payload(payload)
                                 .build());
+                      } else if (mode == Mode.ROUND_TRIP) {
+                        try (PreparedStatement ps = c.prepareStatement("SELECT 1");
+                            ResultSet rs = ps.executeQuery()) {
+                          rs.next();
+                        }
+                      } else if (mode == Mode.SECOND_ROW) {
+                        Business.insertOrder(c, customer, -k);
                       } else if (mode == Mode.RAW_INSERT) {
                         dialect.insertIfAbsent(
                             c,
@@ -95,7 +111,12 @@ final class SaveOverhead {
         total += f.get(duration.toMillis() + 60_000, TimeUnit.MILLISECONDS);
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
-      long expected = scope.count(mode == Mode.WITHOUT ? Business.TABLE : Tickets.TABLE);
+      long expected =
+          switch (mode) {
+            case WITHOUT, ROUND_TRIP -> scope.count(Business.TABLE);
+            case SECOND_ROW -> scope.count(Business.TABLE) / 2;
+            case SAVE, RAW_INSERT -> scope.count(Tickets.TABLE);
+          };
       if (expected != total) {
         throw new IllegalStateException(
             "save overhead: counted " + total + " transactions but found " + expected + " rows");

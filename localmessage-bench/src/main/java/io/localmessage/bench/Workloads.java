@@ -29,18 +29,17 @@ final class Workloads {
       drain(
           d + ".drain.floor.1",
           "drain floor x1",
-          sc -> SqlFloor.run(sc, n, o.floorThreads(), s.concurrency(), SqlFloor.Variant.DIALECT));
+          sc -> SqlFloor.run(sc, n, o.floorThreads(), s.claimSize(), SqlFloor.Variant.DIALECT));
       drain(d + ".drain.engine.2", "drain engine x2", sc -> EngineDrain.run(sc, n, 2, s));
       drain(
           d + ".drain.floor.2",
           "drain floor x2",
-          sc ->
-              SqlFloor.run(sc, n, 2 * o.floorThreads(), s.concurrency(), SqlFloor.Variant.DIALECT));
+          sc -> SqlFloor.run(sc, n, 2 * o.floorThreads(), s.claimSize(), SqlFloor.Variant.DIALECT));
       if (pg()) {
         drain(
             d + ".drain.floor.minimal",
             "drain floor (minimal claim) x1",
-            sc -> SqlFloor.run(sc, n, o.floorThreads(), s.concurrency(), SqlFloor.Variant.MINIMAL));
+            sc -> SqlFloor.run(sc, n, o.floorThreads(), s.claimSize(), SqlFloor.Variant.MINIMAL));
       }
     }
     if (o.runs("peers") && pg()) {
@@ -114,8 +113,8 @@ final class Workloads {
           sc -> IdleCost.dbScheduler(sc, o.peerThreads(), o.idleDuration()),
           "statements/s");
     }
-    if (o.runs("kafka") && pg() && KafkaRelay.available()) {
-      measure(d + ".kafka.relay", "kafka relay", sc -> KafkaRelay.run(sc, n, s), "events/s");
+    if (o.runs("kafka") && pg()) {
+      drain(d + ".kafka.relay", "kafka relay", sc -> RelayDrain.run(sc, n, o.relaySettings()));
     }
   }
 
@@ -312,6 +311,24 @@ final class Workloads {
             "cost (without/with)",
             d + ".save.without",
             d + ".save.raw_insert");
+        r.row(
+            "save",
+            d,
+            "order insert + an empty statement (SELECT 1)",
+            "tx/s",
+            d + ".save.round_trip",
+            "cost (without/with)",
+            d + ".save.without",
+            d + ".save.round_trip");
+        r.row(
+            "save",
+            d,
+            "order insert + a second order row",
+            "tx/s",
+            d + ".save.second_row",
+            "cost (without/with)",
+            d + ".save.without",
+            d + ".save.second_row");
       }
       if (o.runs("latency") && pg) {
         for (int rate : o.rates()) {
@@ -332,11 +349,7 @@ final class Workloads {
         r.row("idle", d, "db-scheduler, poll 100 ms", "statements/s", d + ".idle.dbscheduler");
       }
       if (o.runs("kafka") && pg) {
-        if (KafkaRelay.available()) {
-          r.row("kafka", d, "relay to a local broker, acks=all", "events/s", d + ".kafka.relay");
-        } else {
-          r.missing("kafka", d, "relay to a local broker, acks=all", KafkaRelay.NOT_AVAILABLE);
-        }
+        r.row("kafka", d, "relay to a local broker, acks=all", "events/s", d + ".kafka.relay");
       }
     }
     goals(o, r);

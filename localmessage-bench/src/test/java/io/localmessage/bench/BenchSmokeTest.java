@@ -31,6 +31,8 @@ class BenchSmokeTest {
               "--save-seconds", "1",
               "--idle-seconds", "1",
               "--scaling", "200,300",
+              "--relay-concurrency", "64",
+              "--relay-batch", "50",
               "--out", out.toString(),
               "--label", "smoke test"
             });
@@ -61,7 +63,8 @@ class BenchSmokeTest {
     assertThat(csv).anyMatch(l -> l.contains("mariadb.save.save,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.save.raw_insert,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.idle.engine.500,"));
-    assertThat(csv).anyMatch(l -> l.contains("n/a (kafka module not merged)"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.save.round_trip,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.kafka.relay,"));
 
     String md = Files.readString(result.markdown());
     assertThat(md)
