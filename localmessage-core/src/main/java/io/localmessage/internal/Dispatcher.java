@@ -346,10 +346,16 @@ final class Dispatcher {
   synchronized void maintain(boolean full) {
     long now = System.nanoTime();
     boolean fullSweep = full || sweptAt == 0 || now - fullSweptAt >= FULL_SWEEP_INTERVAL.toNanos();
-    long window =
-        fullSweep ? 0 : TimeUnit.NANOSECONDS.toMillis(now - sweptAt) + SWEEP_OVERLAP.toMillis();
+    long since = sweptAt;
     TicketStore.Sweep sweep =
-        store.expireExhausted(registrations.keySet(), EXPIRED_LAST_ATTEMPT, window);
+        store.expireExhausted(
+            registrations.keySet(),
+            EXPIRED_LAST_ATTEMPT,
+            fullSweep
+                ? null
+                : () ->
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
+                        + SWEEP_OVERLAP.toMillis());
     if (!sweep.limited()) {
       // the next window starts here; after a limited sweep it keeps its start, so the candidates
       // left over are found next time

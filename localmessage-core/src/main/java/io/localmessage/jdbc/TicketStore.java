@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
 /**
@@ -196,14 +197,16 @@ public final class TicketStore {
    * Moves to DEAD the tickets whose last allowed delivery was claimed and never reported back (the
    * worker died or overran its lease): invariant 6. At most {@value #EXPIRE_BATCH} per call.
    *
-   * <p>With {@code windowMillis > 0} only tickets whose lease ended in the last {@code
-   * windowMillis} are looked at: a claim always sets the lease end in the future, so a sweeper that
+   * <p>With a {@code windowMillis} supplier only tickets whose lease ended in the last that many
+   * milliseconds are looked at: a claim always sets the lease end in the future, so a sweeper that
    * covers consecutive windows sees every lease that runs out, and its cost follows the tickets
    * that fell due in the window instead of the whole due backlog (every row of which a full sweep
-   * reads, because {@code attempts >= max_attempts} compares two columns no index can serve).
-   * {@code windowMillis <= 0} looks at every due ticket.
+   * reads, because {@code attempts >= max_attempts} compares two columns no index can serve). The
+   * supplier is asked right before the statement runs, after any wait for a connection, so a window
+   * measured from the previous sweep leaves no gap. {@code null} looks at every due ticket.
    */
-  public Sweep expireExhausted(Collection<String> bizTypes, String error, long windowMillis) {
+  public Sweep expireExhausted(
+      Collection<String> bizTypes, String error, LongSupplier windowMillis) {
     if (bizTypes.isEmpty()) {
       return new Sweep(0, 0);
     }
@@ -213,7 +216,7 @@ public final class TicketStore {
     String exhausted =
         " AND status = 0 AND attempts >= max_attempts AND next_retry_at <= " + dialect.now();
     String window =
-        windowMillis > 0 ? " AND next_retry_at > " + dialect.plusMillis(dialect.now()) : "";
+        windowMillis != null ? " AND next_retry_at > " + dialect.plusMillis(dialect.now()) : "";
     String select =
         "SELECT id FROM "
             + table
@@ -231,8 +234,8 @@ public final class TicketStore {
         for (String t : bizTypes) {
           ps.setString(p++, t);
         }
-        if (windowMillis > 0) {
-          ps.setLong(p, -windowMillis);
+        if (windowMillis != null) {
+          ps.setLong(p, -windowMillis.getAsLong());
         }
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
