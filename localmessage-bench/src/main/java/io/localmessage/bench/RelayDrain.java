@@ -9,15 +9,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Collectors;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * Workload 7, the Kafka relay: a backlog of EVENT tickets drained by {@link KafkaRelay} into a
@@ -115,7 +109,7 @@ final class RelayDrain {
       }
       seconds = Drain.timeOne(lm, handled, n, scope);
     }
-    long onTopic = endOffsets(broker, topic);
+    long onTopic = broker.recordCount(topic);
     if (onTopic < n) {
       throw new IllegalStateException(
           "relay drain: only " + onTopic + " of " + n + " records on " + topic);
@@ -146,25 +140,5 @@ final class RelayDrain {
       ps.executeUpdate();
     }
     scope.analyze(Tickets.TABLE);
-  }
-
-  private static long endOffsets(TestBroker broker, String topic) throws Exception {
-    try (Admin admin = broker.admin()) {
-      var parts =
-          admin
-              .describeTopics(List.of(topic))
-              .allTopicNames()
-              .get(30, TimeUnit.SECONDS)
-              .get(topic)
-              .partitions();
-      Map<TopicPartition, OffsetSpec> spec =
-          parts.stream()
-              .collect(
-                  Collectors.toMap(
-                      p -> new TopicPartition(topic, p.partition()), p -> OffsetSpec.latest()));
-      return admin.listOffsets(spec).all().get(30, TimeUnit.SECONDS).values().stream()
-          .mapToLong(r -> r.offset())
-          .sum();
-    }
   }
 }

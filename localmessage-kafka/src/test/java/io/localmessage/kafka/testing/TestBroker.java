@@ -1,6 +1,7 @@
 package io.localmessage.kafka.testing;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -9,7 +10,11 @@ import java.util.concurrent.TimeUnit;
 import kafka.server.BrokerServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
@@ -128,6 +133,27 @@ public final class TestBroker implements AutoCloseable {
 
   public void createTopic(String name, int partitions) {
     createTopic(name, partitions, Map.of());
+  }
+
+  /** How many records {@code topic} holds: the sum of its partitions' end offsets. */
+  public long recordCount(String topic) {
+    try (Admin admin = admin()) {
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      for (TopicPartitionInfo p :
+          admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get(30, TimeUnit.SECONDS)
+              .get(topic)
+              .partitions()) {
+        latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest());
+      }
+      return admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values().stream()
+          .mapToLong(ListOffsetsResult.ListOffsetsResultInfo::offset)
+          .sum();
+    } catch (Exception e) {
+      throw new IllegalStateException("reading the end offsets of " + topic + " failed: " + e, e);
+    }
   }
 
   /** Creates a topic unless it exists, on any broker (this one or an external one). */
