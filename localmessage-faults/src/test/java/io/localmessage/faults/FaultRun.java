@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,7 +34,8 @@ final class FaultRun {
       boolean inbox,
       boolean restartDatabase,
       Duration deadline,
-      boolean kafka) {}
+      boolean kafka,
+      boolean phases) {}
 
   /** What a run observed. */
   record Report(
@@ -58,7 +60,10 @@ final class FaultRun {
       long eventRows,
       long eventDistinct,
       int brokerKills,
-      int consumerKills) {
+      int consumerKills,
+      int extraTickets,
+      Phases phases,
+      DeliveryAudit.Result audit) {
 
     long eventsLost() {
       return events - eventDistinct;
@@ -99,22 +104,87 @@ final class FaultRun {
           eventsDoubleApplied(),
           brokerKills,
           consumerKills,
-          seconds);
+          seconds)
+          + (phases == null ? "" : "\n  faults fired: " + phases.describe())
+          + (audit == null ? "" : "\n  delivery record: " + audit.describe());
     }
   }
+
+  /** One worker process and what the suite did to it (wall-clock ms, the workers' host). */
+  static final class Worker {
+    final String replica;
+    final Process process;
+    final long startedMs;
+    volatile long killedMs = -1;
+    volatile long frozenFromMs = -1;
+    volatile long frozenToMs = -1;
+    volatile long stopMs = -1;
+    /** Frozen or being stopped by a phase: not a victim for the random kills. */
+    volatile boolean busy;
+
+    Worker(String replica, Process process) {
+      this.replica = replica;
+      this.process = process;
+      this.startedMs = System.currentTimeMillis();
+    }
+  }
+
+  /** What the scripted faults did, with counts, so a fault that never fired fails the run. */
+  static final class Phases {
+    final List<long[]> outages = new CopyOnWriteArrayList<>();
+    volatile int proxyCuts;
+    volatile int proxyCutConnections;
+    volatile long proxyOutageMs;
+    volatile String frozenReplica;
+    volatile int frozenInFlight = -1;
+    volatile long frozenTakeovers = -1;
+    volatile long frozenDropped = -1;
+    volatile long freezeMs;
+    final AtomicInteger gracefulStops = new AtomicInteger();
+    final AtomicInteger gracefulStopsWithInFlight = new AtomicInteger();
+    final AtomicInteger gracefulStopsWithLongInFlight = new AtomicInteger();
+    volatile int poisonRows;
+    final List<String> problems = new CopyOnWriteArrayList<>();
+
+    String describe() {
+      return String.format(
+          "proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
+              + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
+              + " handlers in flight=%d, with a long handler in flight=%d) | poison rows=%d%s",
+          proxyCuts,
+          proxyOutageMs,
+          proxyCutConnections,
+          frozenReplica,
+          freezeMs,
+          frozenInFlight,
+          frozenTakeovers,
+          frozenDropped,
+          gracefulStops.get(),
+          gracefulStopsWithInFlight.get(),
+          gracefulStopsWithLongInFlight.get(),
+          poisonRows,
+          problems.isEmpty() ? "" : " | problems: " + problems);
+    }
+  }
+
+  static final int POISON_ROWS = 5;
+  static final Duration PROXY_OUTAGE = Duration.ofSeconds(5);
 
   private final Plan plan;
   private final TestDatabase ticketsDb;
   private final TestDatabase effectsDb;
   private final DataSource tickets;
   private final DataSource effects;
-  private final List<Process> workers = new ArrayList<>();
+  private final List<Worker> workers = new CopyOnWriteArrayList<>();
   private final AtomicInteger replicaSeq = new AtomicInteger();
   private final Random random = new Random(42);
   private final File logDir;
   private final AtomicInteger events = new AtomicInteger();
+  private final AtomicInteger extraTickets = new AtomicInteger();
+  private final Phases phases = new Phases();
   private BrokerProcess broker;
   private Process consumer;
+  private TcpProxy proxy;
 
   FaultRun(Plan plan, TestDatabase ticketsDb, TestDatabase effectsDb) {
     this.plan = plan;
@@ -130,9 +200,10 @@ final class FaultRun {
     try {
       return runChaos();
     } finally {
-      // whatever happened, leave no worker, consumer or broker process behind
-      for (Process p : workers) {
-        p.destroyForcibly();
+      // whatever happened, leave no frozen, worker, consumer or broker process behind
+      for (Worker w : workers) {
+        signal(w.process, "CONT");
+        w.process.destroyForcibly();
       }
       if (consumer != null) {
         consumer.destroyForcibly();
@@ -140,11 +211,22 @@ final class FaultRun {
       if (broker != null) {
         broker.close();
       }
+      if (proxy != null) {
+        proxy.close();
+      }
     }
   }
 
   private Report runChaos() throws Exception {
     prepareSchemas();
+    if (plan.phases()) {
+      java.util.regex.Matcher m =
+          java.util.regex.Pattern.compile("//([^/:]+):(\\d+)/").matcher(ticketsDb.jdbcUrl());
+      if (!m.find()) {
+        throw new IllegalStateException("no host:port in " + ticketsDb.jdbcUrl());
+      }
+      proxy = new TcpProxy(m.group(1), Integer.parseInt(m.group(2)));
+    }
     long t0 = System.nanoTime();
     if (plan.kafka()) {
       broker =
@@ -167,19 +249,24 @@ final class FaultRun {
     long downtime = 0;
     boolean restarted = false;
     boolean exhausted = false;
+    boolean poisoned = false;
+    boolean cut = false;
+    Thread freeze = null;
+    Thread rolling = null;
     long killEveryNanos = plan.killEvery().toNanos();
     long nextKill = System.nanoTime() + killEveryNanos;
     long deadline = System.nanoTime() + plan.deadline().toNanos();
-    while (producer.isAlive() || pending() > 0) {
+    while (producer.isAlive() || pending() > 0 || alive(freeze) || alive(rolling)) {
       if (System.nanoTime() > deadline) {
         break;
       }
       double progress = saved.get() / (double) plan.tickets();
       if ((producer.isAlive() || kills < 3) && System.nanoTime() >= nextKill) {
-        killRandomWorker();
-        kills++;
-        startWorker(!exhausted && progress > 0.5 ? 500 : -1);
-        exhausted |= progress > 0.5;
+        if (killRandomWorker()) {
+          kills++;
+          startWorker(!exhausted && progress > 0.5 ? 500 : -1);
+          exhausted |= progress > 0.5;
+        }
         nextKill = System.nanoTime() + killEveryNanos;
       }
       if (plan.kafka() && brokerKills == 0 && progress > 0.55) {
@@ -195,12 +282,38 @@ final class FaultRun {
         startConsumer();
       }
       if (plan.restartDatabase() && !restarted && progress > 0.35) {
+        long from = System.currentTimeMillis();
         downtime = DatabaseRestart.restart(ticketsDb.kind());
+        phases.outages.add(new long[] {from, System.currentTimeMillis()});
         restarted = true;
+      }
+      if (plan.phases()) {
+        if (freeze == null && progress > 0.1) {
+          freeze = phase("fault-freeze", this::freezePhase);
+        }
+        if (!poisoned && progress > 0.3) {
+          insertPoisonRows();
+          poisoned = true;
+        }
+        if (!cut && progress > 0.45) {
+          // the ticket database is away for the workers (not the producer), shorter than the
+          // lease minus the write-back margin, while they write back at full speed
+          long from = System.currentTimeMillis();
+          phases.proxyCutConnections += proxy.cut(PROXY_OUTAGE);
+          phases.proxyCuts++;
+          phases.proxyOutageMs += PROXY_OUTAGE.toMillis();
+          phases.outages.add(new long[] {from, from + PROXY_OUTAGE.toMillis()});
+          cut = true;
+        }
+        if (rolling == null && progress > 0.6) {
+          rolling = phase("fault-rolling-restart", this::rollingRestartPhase);
+        }
       }
       waitQuietly(Duration.ofMillis(200));
     }
     producer.join(TimeUnit.MINUTES.toMillis(1));
+    joinPhase(freeze);
+    joinPhase(rolling);
     while (plan.kafka() && System.nanoTime() < deadline && eventDistinct() < events.get()) {
       if (!consumer.isAlive()) {
         throw new IllegalStateException(
@@ -223,6 +336,262 @@ final class FaultRun {
         (int) saved.get(), permanent.get(), kills, downtime, seconds, brokerKills, consumerKills);
   }
 
+  private interface PhaseBody {
+    void run() throws Exception;
+  }
+
+  private Thread phase(String name, PhaseBody body) {
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                body.run();
+              } catch (Exception | AssertionError e) {
+                phases.problems.add(name + ": " + e);
+              }
+            },
+            name);
+    t.start();
+    return t;
+  }
+
+  private static boolean alive(Thread t) {
+    return t != null && t.isAlive();
+  }
+
+  private static void joinPhase(Thread t) throws InterruptedException {
+    if (t != null) {
+      t.join(TimeUnit.MINUTES.toMillis(3));
+    }
+  }
+
+  /**
+   * Freezes (SIGSTOP) a worker that holds tickets until other replicas took them over, then
+   * resumes it: its late outcomes must all be dropped by the version check.
+   */
+  private void freezePhase() throws Exception {
+    Worker w = null;
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (w == null && System.nanoTime() < until) {
+      for (Worker c : workers) {
+        if (!c.busy && c.process.isAlive() && c.killedMs < 0 && inFlight(c.replica) >= 2) {
+          w = c;
+          break;
+        }
+      }
+      if (w == null) {
+        waitQuietly(Duration.ofMillis(100));
+      }
+    }
+    if (w == null) {
+      throw new IllegalStateException("no worker with deliveries in flight to freeze");
+    }
+    w.busy = true;
+    long droppedBefore = droppedOutcomes(w.replica);
+    phases.frozenReplica = w.replica;
+    long from = System.currentTimeMillis();
+    w.frozenFromMs = from;
+    signal(w.process, "STOP");
+    int held = inFlightAt(w.replica, from);
+    phases.frozenInFlight = held;
+    try {
+      // frozen until every delivery it held was taken over (its leases ended), bounded
+      long end = System.nanoTime() + FaultWorker.LEASE.multipliedBy(3).toNanos();
+      while (System.nanoTime() < end && takeoversOf(w.replica) < Math.max(1, held)) {
+        waitQuietly(Duration.ofMillis(100));
+      }
+    } finally {
+      signal(w.process, "CONT");
+      w.frozenToMs = System.currentTimeMillis();
+    }
+    phases.freezeMs = w.frozenToMs - from;
+    phases.frozenTakeovers = takeoversOf(w.replica);
+    // the resumed worker finishes what it held; every such outcome is stale
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < end && droppedOutcomes(w.replica) <= droppedBefore) {
+      waitQuietly(Duration.ofMillis(100));
+    }
+    phases.frozenDropped = droppedOutcomes(w.replica) - droppedBefore;
+    w.busy = false;
+  }
+
+  /**
+   * Restarts every worker gracefully, one after the other, each while it has handlers in flight
+   * (preferring one that runs a long handler), in the middle of the run.
+   */
+  private void rollingRestartPhase() throws Exception {
+    saveLongTickets(2 * plan.workers());
+    List<Worker> todo =
+        new ArrayList<>(
+            workers.stream().filter(w -> w.process.isAlive() && w.killedMs < 0).toList());
+    while (!todo.isEmpty()) {
+      Worker pick = null;
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (pick == null && System.nanoTime() < until) {
+        for (Worker w : todo) {
+          if (w.process.isAlive() && !w.busy && longInFlight(w.replica) > 0) {
+            pick = w;
+            break;
+          }
+        }
+        if (pick == null) {
+          waitQuietly(Duration.ofMillis(100));
+        }
+      }
+      if (pick == null) {
+        pick = todo.get(0);
+      }
+      todo.remove(pick);
+      if (!pick.process.isAlive() || pick.killedMs >= 0) {
+        continue;
+      }
+      pick.busy = true;
+      long stopAt = System.currentTimeMillis();
+      pick.stopMs = stopAt;
+      try {
+        pick.process.getOutputStream().close(); // graceful: the worker closes its engine
+      } catch (IOException ignored) {
+        // already gone
+      }
+      if (!pick.process.waitFor(60, TimeUnit.SECONDS)) {
+        phases.problems.add(pick.replica + " did not stop within 60 s");
+        pick.process.destroyForcibly();
+      }
+      phases.gracefulStops.incrementAndGet();
+      if (inFlightAt(pick.replica, stopAt) > 0) {
+        phases.gracefulStopsWithInFlight.incrementAndGet();
+      }
+      if (longInFlightAt(pick.replica, stopAt) > 0) {
+        phases.gracefulStopsWithLongInFlight.incrementAndGet();
+      }
+      startWorker(-1);
+    }
+  }
+
+  private void saveLongTickets(int n) throws SQLException {
+    LocalMessages saver = saver();
+    try (Connection c = tickets.getConnection()) {
+      c.setAutoCommit(false);
+      for (int i = 0; i < n; i++) {
+        saver.save(
+            c,
+            NewMessage.action(FaultWorker.LONG_TYPE, "long-roll-" + i)
+                .aggregateId("long-roll-" + i)
+                .payload("{}")
+                .build());
+      }
+      c.commit();
+    }
+    extraTickets.addAndGet(n);
+  }
+
+  /** Rows the engine cannot decode, inserted behind its back: each must go DEAD with a reason. */
+  private void insertPoisonRows() {
+    String now =
+        ticketsDb.kind() == TestDatabase.Kind.MARIADB ? "UTC_TIMESTAMP(3)" : "CURRENT_TIMESTAMP";
+    for (int i = 0; i < POISON_ROWS; i++) {
+      Sql.update(
+          tickets,
+          "INSERT INTO "
+              + FaultWorker.TABLE
+              + " (kind, biz_type, idem_key, headers, status, attempts, max_attempts,"
+              + " next_retry_at, version, created_at, updated_at)"
+              + " VALUES (1, ?, ?, ?, 0, 0, ?, "
+              + now
+              + ", 0, "
+              + now
+              + ", "
+              + now
+              + ")",
+          FaultWorker.TYPE,
+          "poison-" + i,
+          i % 2 == 0 ? "not json" : "{\"unterminated",
+          FaultWorker.MAX_ATTEMPTS);
+    }
+    phases.poisonRows = POISON_ROWS;
+  }
+
+  /** Counts for the scripted phases, which run while the database may be restarting. */
+  private static long count(DataSource ds, String sql, Object... args) {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (true) {
+      try {
+        return Sql.count(ds, sql, args);
+      } catch (RuntimeException e) {
+        if (System.nanoTime() > until) {
+          throw e;
+        }
+        waitQuietly(Duration.ofMillis(200));
+      }
+    }
+  }
+
+  private long inFlight(String replica) {
+    return count(
+        effects, "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND ended_ms IS NULL", replica);
+  }
+
+  private int inFlightAt(String replica, long at) {
+    return (int)
+        count(
+            effects,
+            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND started_ms <= ?"
+                + " AND (ended_ms IS NULL OR ended_ms >= ?)",
+            replica,
+            at,
+            at);
+  }
+
+  private long longInFlight(String replica) {
+    return count(
+        effects,
+        "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type = ? AND ended_ms IS NULL",
+        replica,
+        FaultWorker.LONG_TYPE);
+  }
+
+  private int longInFlightAt(String replica, long at) {
+    return (int)
+        count(
+            effects,
+            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type = ? AND started_ms <= ?"
+                + " AND (ended_ms IS NULL OR ended_ms >= ?)",
+            replica,
+            FaultWorker.LONG_TYPE,
+            at,
+            at);
+  }
+
+  private long takeoversOf(String replica) {
+    return count(tickets, "SELECT COUNT(*) FROM lm_claims WHERE old_owner = ?", replica);
+  }
+
+  /** Outcomes a replica dropped as stale: CAS conflicts, fenced executions, expired write-backs. */
+  private long droppedOutcomes(String replica) {
+    return count(
+        effects,
+        "SELECT COALESCE(SUM(cas_conflicts + fenced + write_back_dropped), 0)"
+            + " FROM fx_worker_stats WHERE replica = ?",
+        replica);
+  }
+
+  /** SIGSTOP / SIGCONT through kill(1): Process offers only SIGTERM and SIGKILL. */
+  static void signal(Process p, String sig) {
+    if (!p.isAlive()) {
+      return;
+    }
+    try {
+      Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).start();
+      if (!k.waitFor(10, TimeUnit.SECONDS)) {
+        k.destroyForcibly();
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("kill -" + sig + " failed", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private void prepareSchemas() throws SQLException {
     // the ticket tables, and in the effects database the inbox next to the effects
     LocalMessages.builder(tickets).table(FaultWorker.TABLE).autoCreateSchema(true).build().close();
@@ -233,12 +602,11 @@ final class FaultRun {
         .build()
         .close();
     exec(tickets, "CREATE TABLE biz_order (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+    boolean fxMaria = effectsDb.kind() == TestDatabase.Kind.MARIADB;
     exec(
         effects,
         "CREATE TABLE fx_effect (id BIGINT NOT NULL"
-            + (effectsDb.kind() == TestDatabase.Kind.MARIADB
-                ? " AUTO_INCREMENT"
-                : " GENERATED BY DEFAULT AS IDENTITY")
+            + (fxMaria ? " AUTO_INCREMENT" : " GENERATED BY DEFAULT AS IDENTITY")
             + " PRIMARY KEY, idem_key VARCHAR(128) NOT NULL, replica VARCHAR(64), attempt INT)");
     exec(effects, "CREATE TABLE fx_event_effect (event_key VARCHAR(128) NOT NULL)");
     exec(
@@ -247,9 +615,77 @@ final class FaultRun {
             + " replica VARCHAR(64), attempt INT, what VARCHAR(16))");
     exec(
         effects,
+        "CREATE TABLE fx_exec (nonce VARCHAR(64) PRIMARY KEY, idem_key VARCHAR(128) NOT NULL,"
+            + " biz_type VARCHAR(64) NOT NULL, replica VARCHAR(64) NOT NULL, attempt INT NOT NULL,"
+            + " max_attempts INT NOT NULL, started_ms BIGINT NOT NULL, ended_ms BIGINT,"
+            + " outcome VARCHAR(24))");
+    exec(effects, "CREATE INDEX ix_fx_exec_replica ON fx_exec (replica, ended_ms)");
+    exec(
+        effects,
         "CREATE TABLE fx_worker_stats (replica VARCHAR(64) PRIMARY KEY,"
             + " deliveries BIGINT, inbox_duplicates BIGINT, lease_reclaims BIGINT,"
-            + " cas_conflicts BIGINT, expired BIGINT)");
+            + " cas_conflicts BIGINT, expired BIGINT, fenced BIGINT, write_back_dropped BIGINT,"
+            + " lease_renewed BIGINT)");
+    createClaimLog();
+  }
+
+  /**
+   * Every claim of a ticket, logged by a trigger on the ticket table (a claim is the one update
+   * that bumps the version and sets a lease owner): who held it before, whether its lease was
+   * still live by the database clock, and the attempts before and after.
+   */
+  private void createClaimLog() throws SQLException {
+    boolean maria = ticketsDb.kind() == TestDatabase.Kind.MARIADB;
+    exec(
+        tickets,
+        "CREATE TABLE lm_claims (ticket_id BIGINT NOT NULL, biz_type VARCHAR(64),"
+            + " idem_key VARCHAR(128), old_owner VARCHAR(64), new_owner VARCHAR(64),"
+            + " old_attempts INT, new_attempts INT, max_attempts INT, at_ms BIGINT,"
+            + " old_lease_end_ms BIGINT)");
+    String cols =
+        "INSERT INTO %slm_claims (ticket_id, biz_type, idem_key, old_owner, new_owner,"
+            + " old_attempts, new_attempts, max_attempts, at_ms, old_lease_end_ms) VALUES"
+            + " (NEW.id, NEW.biz_type, NEW.idem_key, OLD.lease_owner, NEW.lease_owner,"
+            + " OLD.attempts, NEW.attempts, NEW.max_attempts, %s, %s)";
+    String when =
+        "NEW.lease_owner IS NOT NULL AND NEW.version > OLD.version AND NEW.status = 0";
+    if (maria) {
+      exec(
+          tickets,
+          "CREATE TRIGGER lm_claim_log AFTER UPDATE ON "
+              + FaultWorker.TABLE
+              + " FOR EACH ROW BEGIN IF "
+              + when
+              + " THEN "
+              + String.format(
+                  cols,
+                  "",
+                  "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000",
+                  "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', OLD.next_retry_at) DIV 1000")
+              + "; END IF; END");
+    } else {
+      String schema = ticketsDb.name() + ".";
+      exec(
+          tickets,
+          "CREATE FUNCTION "
+              + schema
+              + "lm_claim_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF "
+              + when
+              + " THEN "
+              + String.format(
+                  cols,
+                  schema,
+                  "(EXTRACT(EPOCH FROM now()) * 1000)::bigint",
+                  "(EXTRACT(EPOCH FROM OLD.next_retry_at) * 1000)::bigint")
+              + "; END IF; RETURN NEW; END $$");
+      exec(
+          tickets,
+          "CREATE TRIGGER lm_claim_log AFTER UPDATE ON "
+              + FaultWorker.TABLE
+              + " FOR EACH ROW EXECUTE FUNCTION "
+              + schema
+              + "lm_claim_log()");
+    }
   }
 
   private static void exec(DataSource ds, String sql) throws SQLException {
@@ -259,9 +695,43 @@ final class FaultRun {
     }
   }
 
+  /** The producer's engine registers the workers' policies: a ticket carries its type's cap. */
+  private LocalMessages saver() {
+    LocalMessages saver = LocalMessages.builder(tickets).table(FaultWorker.TABLE).build();
+    saver.register(FaultWorker.TYPE, m -> {}, FaultWorker.policy(FaultWorker.TYPE));
+    try {
+      saver.register(
+          FaultWorker.LONG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.LONG_TYPE));
+    } catch (IllegalArgumentException e) {
+      // an engine that refuses handlers longer than its lease: the workers fall back likewise
+      saver.register(
+          FaultWorker.LONG_TYPE,
+          m -> {},
+          io.localmessage.HandlerConfig.builder().maxAttempts(FaultWorker.MAX_ATTEMPTS).build());
+    }
+    return saver;
+  }
+
+  /** The kind of ticket number {@code k}: permanent, long, hanging, nul-error or plain. */
+  static String keyOf(int k) {
+    if (k % 100 == 99) {
+      return "perm-" + k;
+    }
+    if (k % 1000 == 500) {
+      return "long-" + k;
+    }
+    if (k % 1000 == 7) {
+      return "hang-" + k;
+    }
+    if (k % 500 == 13) {
+      return "nul-" + k;
+    }
+    return "fx-" + k;
+  }
+
   /** Saves every ticket with its order in one transaction, surviving the database restart. */
   private void produce(AtomicLong saved, AtomicInteger permanent) {
-    LocalMessages saver = LocalMessages.builder(tickets).table(FaultWorker.TABLE).build();
+    LocalMessages saver = saver();
     String upsertOrder =
         ticketsDb.kind() == TestDatabase.Kind.MARIADB
             ? "INSERT INTO biz_order (id, amount) VALUES (?, ?) ON DUPLICATE KEY UPDATE id = id"
@@ -280,11 +750,13 @@ final class FaultRun {
             ps.setInt(2, k % 1000);
             ps.executeUpdate();
           }
-          boolean isPermanent = k % 100 == 99;
+          String key = plan.phases() ? keyOf(k) : (k % 100 == 99 ? "perm-" : "fx-") + k;
+          boolean isPermanent = key.startsWith("perm-");
           perm += isPermanent ? 1 : 0;
           saver.save(
               c,
-              NewMessage.action(FaultWorker.TYPE, (isPermanent ? "perm-" : "fx-") + k)
+              NewMessage.action(
+                      key.startsWith("long-") ? FaultWorker.LONG_TYPE : FaultWorker.TYPE, key)
                   .aggregateId(id)
                   .payload("{\"order\":\"" + id + "\"}")
                   .build());
@@ -324,6 +796,7 @@ final class FaultRun {
     String replica = "w" + replicaSeq.incrementAndGet();
     String cp =
         System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String lmUrl = proxy == null ? ticketsDb.jdbcUrl() : proxy.rewrite(ticketsDb.jdbcUrl());
     List<String> cmd =
         new ArrayList<>(
             List.of(
@@ -333,7 +806,7 @@ final class FaultRun {
                 cp,
                 FaultWorker.class.getName(),
                 "--replica=" + replica,
-                "--lm-url=" + ticketsDb.jdbcUrl(),
+                "--lm-url=" + lmUrl,
                 "--lm-user=" + ticketsDb.user(),
                 "--fx-url=" + effectsDb.jdbcUrl(),
                 "--fx-user=" + effectsDb.user(),
@@ -345,7 +818,7 @@ final class FaultRun {
             .redirectErrorStream(true)
             .redirectOutput(new File(logDir, replica + ".log"))
             .start();
-    workers.add(p);
+    workers.add(new Worker(replica, p));
   }
 
   private long eventDistinct() {
@@ -369,29 +842,36 @@ final class FaultRun {
             .start();
   }
 
-  private void killRandomWorker() throws InterruptedException {
-    List<Process> alive = workers.stream().filter(Process::isAlive).toList();
+  private boolean killRandomWorker() throws InterruptedException {
+    List<Worker> alive =
+        workers.stream().filter(w -> w.process.isAlive() && !w.busy && w.stopMs < 0).toList();
     if (alive.isEmpty()) {
-      return;
+      return false;
     }
-    Process victim = alive.get(random.nextInt(alive.size()));
-    victim.destroyForcibly(); // SIGKILL: no lease release, no write-back
-    victim.waitFor(10, TimeUnit.SECONDS);
+    Worker victim = alive.get(random.nextInt(alive.size()));
+    victim.killedMs = System.currentTimeMillis();
+    victim.process.destroyForcibly(); // SIGKILL: no lease release, no write-back
+    victim.process.waitFor(10, TimeUnit.SECONDS);
+    return true;
   }
 
   private void stopWorkers() throws InterruptedException {
-    for (Process p : workers) {
-      if (p.isAlive()) {
+    long now = System.currentTimeMillis();
+    for (Worker w : workers) {
+      if (w.process.isAlive()) {
+        if (w.stopMs < 0) {
+          w.stopMs = now;
+        }
         try {
-          p.getOutputStream().close(); // graceful: the worker closes its engine
+          w.process.getOutputStream().close(); // graceful: the worker closes its engine
         } catch (IOException ignored) {
           // already gone
         }
       }
     }
-    for (Process p : workers) {
-      if (!p.waitFor(20, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
+    for (Worker w : workers) {
+      if (!w.process.waitFor(40, TimeUnit.SECONDS)) {
+        w.process.destroyForcibly();
       }
     }
   }
@@ -408,20 +888,24 @@ final class FaultRun {
     long dead = Sql.count(tickets, "SELECT COUNT(*) FROM lm WHERE status = 2");
     long deadNotByDesign =
         Sql.count(
-            tickets, "SELECT COUNT(*) FROM lm WHERE status = 2 AND idem_key NOT LIKE 'perm-%'");
+            tickets,
+            "SELECT COUNT(*) FROM lm WHERE status = 2 AND idem_key NOT LIKE 'perm-%'"
+                + " AND idem_key NOT LIKE 'poison-%'");
     long rows = Sql.count(effects, "SELECT COUNT(*) FROM fx_effect");
     long distinct = Sql.count(effects, "SELECT COUNT(DISTINCT idem_key) FROM fx_effect");
-    int expectedEffects = saved - permanent;
+    int expectedEffects = saved - permanent + extraTickets.get();
     long deliveries =
         Sql.count(effects, "SELECT COUNT(*) FROM fx_delivery WHERE what = 'delivery'");
     long dups = Sql.count(effects, "SELECT COUNT(*) FROM fx_delivery WHERE what = 'duplicate'");
     long reclaims =
         Sql.count(effects, "SELECT COALESCE(SUM(lease_reclaims), 0) FROM fx_worker_stats");
     long cas = Sql.count(effects, "SELECT COALESCE(SUM(cas_conflicts), 0) FROM fx_worker_stats");
+    DeliveryAudit.Result audit =
+        plan.phases() ? DeliveryAudit.check(tickets, effects, workers, phases) : null;
     return new Report(
         saved,
         expectedEffects,
-        permanent,
+        permanent + phases.poisonRows,
         pendingLeft,
         dead,
         deadNotByDesign,
@@ -440,7 +924,10 @@ final class FaultRun {
         Sql.count(effects, "SELECT COUNT(*) FROM fx_event_effect"),
         eventDistinct(),
         brokerKills,
-        consumerKills);
+        consumerKills,
+        extraTickets.get(),
+        plan.phases() ? phases : null,
+        audit);
   }
 
   static void waitQuietly(Duration d) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.localmessage.testing.TestDatabase;
 import java.time.Duration;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ class FaultSuiteTest {
             true,
             RESTART,
             Duration.ofMinutes(LONG ? 40 : 5),
+            true,
             true));
   }
 
@@ -41,7 +43,14 @@ class FaultSuiteTest {
         TestDatabase.Kind.MARIADB,
         TestDatabase.Kind.POSTGRESQL,
         new FaultRun.Plan(
-            200_000, 3, Duration.ofSeconds(5), true, RESTART, Duration.ofMinutes(40), true));
+            200_000,
+            3,
+            Duration.ofSeconds(5),
+            true,
+            RESTART,
+            Duration.ofMinutes(40),
+            true,
+            true));
   }
 
   @Test
@@ -52,7 +61,14 @@ class FaultSuiteTest {
       r =
           new FaultRun(
                   new FaultRun.Plan(
-                      3_000, 3, Duration.ofSeconds(2), false, false, Duration.ofMinutes(3), false),
+                      3_000,
+                      3,
+                      Duration.ofSeconds(2),
+                      false,
+                      false,
+                      Duration.ofMinutes(3),
+                      false,
+                      false),
                   tickets,
                   effects)
               .run();
@@ -72,21 +88,77 @@ class FaultSuiteTest {
       r = new FaultRun(plan, tickets, effects).run();
     }
     System.out.println("[fault-suite " + ticketStore + "] " + r.describe());
-    assertThat(r.saved()).isEqualTo(plan.tickets());
-    assertThat(r.pendingLeft()).as("every ticket reached a terminal state").isZero();
-    assertThat(r.deadNotByDesign()).as("DEAD only where the suite made it permanent").isZero();
-    assertThat(r.dead()).isEqualTo(r.expectedDead());
-    assertThat(r.lost()).as("lost effects").isZero();
-    assertThat(r.doubleApplied()).as("double-applied effects").isZero();
-    assertThat(r.distinctEffects()).isEqualTo(r.expectedEffects());
-    assertThat(r.kills()).isPositive();
-    assertThat(r.events()).as("events saved").isPositive();
-    assertThat(r.eventsLost()).as("lost events").isZero();
-    assertThat(r.eventsDoubleApplied()).as("double-applied events").isZero();
-    assertThat(r.brokerKills()).as("the broker was killed and restarted").isEqualTo(1);
-    assertThat(r.consumerKills()).as("the consumer was killed and restarted").isEqualTo(1);
+    SoftAssertions soft = new SoftAssertions();
+    soft.assertThat(r.saved()).isEqualTo(plan.tickets());
+    soft.assertThat(r.pendingLeft()).as("every ticket reached a terminal state").isZero();
+    soft.assertThat(r.deadNotByDesign()).as("DEAD only where the suite made it permanent").isZero();
+    soft.assertThat(r.dead()).isEqualTo(r.expectedDead());
+    soft.assertThat(r.lost()).as("lost effects").isZero();
+    soft.assertThat(r.doubleApplied()).as("double-applied effects").isZero();
+    soft.assertThat(r.distinctEffects()).isEqualTo(r.expectedEffects());
+    soft.assertThat(r.kills()).isPositive();
+    soft.assertThat(r.events()).as("events saved").isPositive();
+    soft.assertThat(r.eventsLost()).as("lost events").isZero();
+    soft.assertThat(r.eventsDoubleApplied()).as("double-applied events").isZero();
+    soft.assertThat(r.brokerKills()).as("the broker was killed and restarted").isEqualTo(1);
+    soft.assertThat(r.consumerKills()).as("the consumer was killed and restarted").isEqualTo(1);
     if (plan.restartDatabase()) {
-      assertThat(r.restartDowntimeMs()).as("the database was restarted").isNotZero();
+      soft.assertThat(r.restartDowntimeMs()).as("the database was restarted").isNotZero();
     }
+    assertFaultsFired(soft, r);
+    assertDeliveryRecord(soft, r.audit());
+    soft.assertAll();
+  }
+
+  /** Every injected fault fired: a fault that never happened proves nothing. */
+  private static void assertFaultsFired(SoftAssertions soft, FaultRun.Report r) {
+    FaultRun.Phases p = r.phases();
+    DeliveryAudit.Result a = r.audit();
+    soft.assertThat(p.problems).as("scripted faults that could not run").isEmpty();
+    soft.assertThat(r.kills()).as("SIGKILLs").isGreaterThanOrEqualTo(3);
+    soft.assertThat(p.proxyCuts).as("database outages through the proxy").isEqualTo(1);
+    soft.assertThat(p.proxyCutConnections).as("connections the outage reset").isPositive();
+    soft.assertThat(p.frozenInFlight).as("deliveries in flight on the frozen replica").isPositive();
+    soft.assertThat(a.takeovers("frozen")).as("tickets taken over from the frozen replica").isPositive();
+    // Deterministic stale write-backs: the frozen replica resumes after its tickets were taken
+    // over, so each outcome it then produces is stale and must be dropped by the version check
+    // (a CAS conflict, a fenced execution or a write-back given up at its lease end): bound > 0.
+    soft.assertThat(p.frozenDropped).as("late outcomes of the frozen replica dropped").isPositive();
+    soft.assertThat(p.gracefulStops.get()).as("mid-run graceful stops").isGreaterThanOrEqualTo(3);
+    soft.assertThat(p.gracefulStopsWithInFlight.get())
+        .as("mid-run graceful stops with handlers in flight")
+        .isPositive();
+    soft.assertThat(p.gracefulStopsWithLongInFlight.get())
+        .as("mid-run graceful stops with a long handler in flight")
+        .isPositive();
+    soft.assertThat(a.hangsIgnoringInterruptsPastTimeout)
+        .as("handlers that hung past the timeout ignoring interrupts")
+        .isPositive();
+    soft.assertThat(a.hangsInterrupted).as("hung handlers interrupted at the timeout").isPositive();
+    soft.assertThat(a.longHandlersPastLease)
+        .as("long handlers that succeeded after running longer than the lease")
+        .isPositive();
+    soft.assertThat(a.nulErrors).as("handler errors carrying U+0000").isPositive();
+    soft.assertThat(p.poisonRows).isEqualTo(FaultRun.POISON_ROWS);
+    soft.assertThat(a.poisonDeadWithReason)
+        .as("undecodable rows DEAD with a reason")
+        .isEqualTo(FaultRun.POISON_ROWS);
+  }
+
+  /** The record of every delivery and claim; each bound is explained in DeliveryAudit. */
+  private static void assertDeliveryRecord(SoftAssertions soft, DeliveryAudit.Result a) {
+    soft.assertThat(a.deliveries).as("deliveries recorded").isPositive();
+    soft.assertThat(a.reexecAfterOk).as("re-executions after an ok of a healthy replica").isZero();
+    // outages are shorter than the lease minus the write-back margin: the write-back must land
+    soft.assertThat(a.reexecAfterOkAroundOutage)
+        .as("re-executions after an ok around a database outage shorter than the lease")
+        .isZero();
+    soft.assertThat(a.overlaps).as("deliveries overlapping a live one").isZero();
+    soft.assertThat(a.attemptNotIncreasing).as("attempts not increasing per ticket").isZero();
+    soft.assertThat(a.attemptOverMax).as("attempts over max_attempts").isZero();
+    soft.assertThat(a.attemptBurnedByStop).as("attempts burned by a graceful stop").isZero();
+    soft.assertThat(a.claimsOfLiveLease).as("claims of a live lease").isZero();
+    soft.assertThat(a.claimsNotCountingAttempt).as("claims not counting their attempt").isZero();
+    soft.assertThat(a.takeoverOfLiveOwner).as("takeovers from a live owner").isZero();
   }
 }

@@ -31,6 +31,42 @@ public final class FaultWorker {
   static final String TYPE = "effect.apply";
   static final String TABLE = "lm";
   static final String EVENT_TYPE = "fx.event";
+  /** Runs longer than the lease on purpose: the engine must renew the lease meanwhile. */
+  static final String LONG_TYPE = "effect.long";
+
+  static final Duration LEASE = Duration.ofSeconds(8);
+  static final Duration WRITE_BACK_MARGIN = Duration.ofMillis(500);
+  static final Duration HANDLER_TIMEOUT = Duration.ofSeconds(2);
+  static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
+  static final Duration LONG_HANDLER = Duration.ofSeconds(12);
+  static final Duration LONG_HANDLER_TIMEOUT = Duration.ofSeconds(30);
+  /** Past the handler timeout, under the lease. */
+  static final Duration HANG_IGNORING = Duration.ofSeconds(4);
+  static final int MAX_ATTEMPTS = 1000;
+
+  /**
+   * The per-type policy, registered by the workers and by the producer alike, so the cap a ticket
+   * carries is the one its handler runs under.
+   */
+  static HandlerConfig policy(String type) {
+    return switch (type) {
+      case TYPE ->
+          HandlerConfig.builder()
+              .maxAttempts(MAX_ATTEMPTS)
+              .handlerTimeout(HANDLER_TIMEOUT)
+              .backoff(
+                  Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(500)).jitter(0.5))
+              .build();
+      case LONG_TYPE ->
+          HandlerConfig.builder()
+              .maxAttempts(MAX_ATTEMPTS)
+              .concurrency(2)
+              .handlerTimeout(LONG_HANDLER_TIMEOUT)
+              .backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(500)))
+              .build();
+      default -> throw new IllegalArgumentException("no policy for " + type);
+    };
+  }
 
   private FaultWorker() {}
 
@@ -45,51 +81,111 @@ public final class FaultWorker {
     Inbox inbox = Inbox.create(fxPool, "fx_inbox", dialectOf(a.get("fx-url")));
     Counters counters = new Counters();
 
+    Duration lease = LEASE;
     LocalMessages lm =
         LocalMessages.builder(lmPool)
             .table(TABLE)
             .dialect(dialectOf(a.get("lm-url")))
             .replicaId(replica)
             .concurrency(8)
-            .lease(Duration.ofSeconds(8))
-            .writeBackMargin(Duration.ofMillis(500))
+            .lease(lease)
+            .writeBackMargin(WRITE_BACK_MARGIN)
             .pollInterval(Duration.ofMillis(50))
             .maintenanceInterval(Duration.ofMillis(500))
-            .shutdownTimeout(Duration.ofSeconds(2))
+            .shutdownTimeout(SHUTDOWN_TIMEOUT)
             .listener(counters)
             .build();
+    InFlight inFlight = new InFlight();
+    Recorder rec = new Recorder(fxPool, replica, inFlight);
     lm.register(
         TYPE,
         m -> {
           String key = m.idemKey();
           counters.deliveries.incrementAndGet();
           log(fxPool, key, replica, m.attempt(), "delivery");
-          if (key.startsWith("perm-")) {
-            throw new PermanentFailure("rejected by the suite (permanent by design)");
-          }
-          ThreadLocalRandom r = ThreadLocalRandom.current();
-          if (r.nextInt(100) < 10) {
-            throw new IllegalStateException("injected failure before applying");
-          }
-          boolean applied = apply(fxPool, inbox, inboxOn, key, replica, m.attempt());
-          if (!applied) {
-            counters.inboxDuplicates.incrementAndGet();
-            log(fxPool, key, replica, m.attempt(), "duplicate");
-          }
-          if (applied && m.attempt() == 1 && Math.floorMod(key.hashCode(), 97) == 0) {
-            // applied, then hangs past the handler timeout and the lease: the engine interrupts it
-            // and another delivery follows, which only the inbox can make harmless
-            Thread.sleep(10_000);
-          }
-          if (r.nextInt(100) < 5) {
-            throw new IllegalStateException("injected failure after applying");
-          }
+          rec.run(
+              m,
+              d -> {
+                if (key.startsWith("perm-")) {
+                  d.outcome = "perm";
+                  throw new PermanentFailure("rejected by the suite (permanent by design)");
+                }
+                if (key.startsWith("nul-") && m.attempt() == 1) {
+                  // an error text carrying U+0000, which PostgreSQL refuses in a text column
+                  d.outcome = "nul-fail";
+                  throw new IllegalStateException("injected failure with a nul \u0000 byte");
+                }
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                if (key.startsWith("fx-") && r.nextInt(100) < 10) {
+                  d.outcome = "fail-before";
+                  throw new IllegalStateException("injected failure before applying");
+                }
+                boolean applied = apply(fxPool, inbox, inboxOn, key, replica, m.attempt());
+                if (!applied) {
+                  counters.inboxDuplicates.incrementAndGet();
+                  log(fxPool, key, replica, m.attempt(), "duplicate");
+                }
+                if (applied && key.startsWith("hang-") && m.attempt() == 1) {
+                  // applied, then hangs past the handler timeout IGNORING interrupts: no retry
+                  // may start while this thread is still inside the handler
+                  d.outcome = "hang-ignored";
+                  hangIgnoringInterrupts(HANG_IGNORING.toMillis());
+                  return; // the engine timed this delivery out: its outcome is a retry
+                }
+                if (applied && m.attempt() == 1 && Math.floorMod(key.hashCode(), 97) == 0) {
+                  // applied, then hangs past the handler timeout and the lease: the engine
+                  // interrupts it and another delivery follows, which only the inbox makes
+                  // harmless
+                  d.outcome = "hang-interrupted";
+                  Thread.sleep(10_000);
+                  return;
+                }
+                if (key.startsWith("fx-") && r.nextInt(100) < 5) {
+                  d.outcome = "fail-after";
+                  throw new IllegalStateException("injected failure after applying");
+                }
+                d.outcome = "ok";
+              });
         },
-        HandlerConfig.builder()
-            .maxAttempts(1000)
-            .handlerTimeout(Duration.ofSeconds(2))
-            .backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(500)).jitter(0.5))
-            .build());
+        policy(TYPE));
+    try {
+      lm.register(
+          LONG_TYPE,
+          m ->
+              rec.run(
+                  m,
+                  d -> {
+                    // a legitimate handler that runs longer than the lease: the replica must
+                    // keep its lease alive meanwhile; interruptible (a graceful stop interrupts)
+                    d.outcome = "long-interrupted";
+                    Thread.sleep(LONG_HANDLER.toMillis());
+                    d.outcome = "error";
+                    apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
+                    d.outcome = "ok";
+                  }),
+          policy(LONG_TYPE));
+    } catch (IllegalArgumentException e) {
+      // an engine that cannot run a handler longer than its lease refuses the policy: the long
+      // tickets then never run longer than the lease, and the suite reports that fault as unfired
+      System.out.println("LONG_POLICY_REFUSED " + e.getMessage());
+      lm.register(
+          LONG_TYPE,
+          m ->
+              rec.run(
+                  m,
+                  d -> {
+                    d.outcome = "long-interrupted";
+                    Thread.sleep(lease.minus(Duration.ofMillis(1600)).toMillis());
+                    d.outcome = "error";
+                    apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
+                    d.outcome = "ok";
+                  }),
+          HandlerConfig.builder()
+              .maxAttempts(MAX_ATTEMPTS)
+              .concurrency(2)
+              .handlerTimeout(lease.minus(Duration.ofMillis(600)))
+              .build());
+    }
     String bootstrap = a.get("bootstrap");
     io.localmessage.kafka.KafkaRelay relay = null;
     if (bootstrap != null && !bootstrap.isBlank()) {
@@ -134,10 +230,18 @@ public final class FaultWorker {
     while (in.read() >= 0) {
       // the suite closes stdin to ask for a graceful stop
     }
+    long stopAt = System.currentTimeMillis();
+    System.out.println("STOPPING " + replica + " in-flight=" + inFlight.count());
     lm.close();
     if (relay != null) {
       relay.close();
     }
+    // a real process would exit here; this one waits until its handler threads have left, so the
+    // record shows when each execution really ended (an engine that released the lease of a
+    // handler still inside would show as an overlapping delivery)
+    inFlight.awaitZero(Duration.ofSeconds(30));
+    System.out.println(
+        "CLOSED " + replica + " close-ms=" + (System.currentTimeMillis() - stopAt));
     flushStats(fxPool, replica, counters);
     lmPool.close();
     fxPool.close();
@@ -230,8 +334,9 @@ public final class FaultWorker {
           PreparedStatement ins =
               conn.prepareStatement(
                   "INSERT INTO fx_worker_stats (replica,"
-                      + " deliveries, inbox_duplicates, lease_reclaims, cas_conflicts, expired)"
-                      + " VALUES (?, ?, ?, ?, ?, ?)")) {
+                      + " deliveries, inbox_duplicates, lease_reclaims, cas_conflicts, expired,"
+                      + " fenced, write_back_dropped, lease_renewed)"
+                      + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
         del.setString(1, replica);
         del.executeUpdate();
         ins.setString(1, replica);
@@ -240,6 +345,9 @@ public final class FaultWorker {
         ins.setLong(4, c.leaseReclaims.get());
         ins.setLong(5, c.casConflicts.get());
         ins.setLong(6, c.expired.get());
+        ins.setLong(7, c.fenced.get());
+        ins.setLong(8, c.writeBackDropped.get());
+        ins.setLong(9, c.leaseRenewed.get());
         ins.executeUpdate();
       }
     }
@@ -282,6 +390,9 @@ public final class FaultWorker {
     final AtomicLong leaseReclaims = new AtomicLong();
     final AtomicLong casConflicts = new AtomicLong();
     final AtomicLong expired = new AtomicLong();
+    final AtomicLong fenced = new AtomicLong();
+    final AtomicLong writeBackDropped = new AtomicLong();
+    final AtomicLong leaseRenewed = new AtomicLong();
 
     @Override
     public void claimed(String bizType, int claimed, int reclaims, Duration queryTime) {
@@ -296,6 +407,141 @@ public final class FaultWorker {
     @Override
     public void expiredLastAttempt(int count) {
       expired.addAndGet(count);
+    }
+
+    // no @Override: these callbacks exist only on engines that renew leases and fence executions
+
+    public void fenced(String bizType, int count) {
+      fenced.addAndGet(count);
+    }
+
+    public void writeBackDropped(String bizType, int count) {
+      writeBackDropped.addAndGet(count);
+    }
+
+    public void leaseRenewed(String bizType, int count) {
+      leaseRenewed.addAndGet(count);
+    }
+  }
+
+  /** Sleeps {@code ms} even when interrupted, then restores the interrupt flag. */
+  private static void hangIgnoringInterrupts(long ms) {
+    long end = System.nanoTime() + ms * 1_000_000;
+    boolean interrupted = false;
+    while (System.nanoTime() < end) {
+      try {
+        Thread.sleep(Math.max(1, (end - System.nanoTime()) / 1_000_000));
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** What one delivery did; the handler body sets the outcome as it goes. */
+  static final class Delivery {
+    String outcome = "error";
+  }
+
+  interface Body {
+    void run(Delivery d) throws Exception;
+  }
+
+  /** Handler threads currently inside a handler of this process. */
+  static final class InFlight {
+    private int count;
+
+    synchronized void enter() {
+      count++;
+    }
+
+    synchronized void leave() {
+      count--;
+      notifyAll();
+    }
+
+    synchronized int count() {
+      return count;
+    }
+
+    synchronized void awaitZero(Duration max) throws InterruptedException {
+      long end = System.nanoTime() + max.toNanos();
+      while (count > 0 && System.nanoTime() < end) {
+        wait(Math.max(1, (end - System.nanoTime()) / 1_000_000));
+      }
+    }
+  }
+
+  /**
+   * Records every delivery in the effects database (fx_exec): a row when it starts and its end and
+   * outcome when it leaves the handler, each committed on its own, independently of the effect, so
+   * a rolled-back effect or a killed process still leaves the delivery on record.
+   */
+  static final class Recorder {
+    private final HikariDataSource fx;
+    private final String replica;
+    private final InFlight inFlight;
+    private final AtomicLong seq = new AtomicLong();
+
+    Recorder(HikariDataSource fx, String replica, InFlight inFlight) {
+      this.fx = fx;
+      this.replica = replica;
+      this.inFlight = inFlight;
+    }
+
+    void run(io.localmessage.Message m, Body body) throws Exception {
+      String nonce = replica + "-" + seq.incrementAndGet();
+      try (Connection c = fx.getConnection();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO fx_exec (nonce, idem_key, biz_type, replica, attempt,"
+                      + " max_attempts, started_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+        c.setAutoCommit(true);
+        ps.setString(1, nonce);
+        ps.setString(2, m.idemKey());
+        ps.setString(3, m.bizType());
+        ps.setString(4, replica);
+        ps.setInt(5, m.attempt());
+        ps.setInt(6, m.maxAttempts());
+        ps.setLong(7, System.currentTimeMillis());
+        ps.executeUpdate();
+      }
+      inFlight.enter();
+      Delivery d = new Delivery();
+      try {
+        body.run(d);
+      } finally {
+        long end = System.currentTimeMillis();
+        inFlight.leave();
+        boolean interrupted = Thread.interrupted(); // the record must be written regardless
+        try {
+          finish(nonce, end, d.outcome);
+        } finally {
+          if (interrupted) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    }
+
+    private void finish(String nonce, long end, String outcome) {
+      for (int i = 0; i < 5; i++) {
+        try (Connection c = fx.getConnection();
+            PreparedStatement ps =
+                c.prepareStatement(
+                    "UPDATE fx_exec SET ended_ms = ?, outcome = ? WHERE nonce = ?")) {
+          c.setAutoCommit(true);
+          ps.setLong(1, end);
+          ps.setString(2, outcome);
+          ps.setString(3, nonce);
+          ps.executeUpdate();
+          return;
+        } catch (SQLException | RuntimeException e) {
+          System.out.println("RECORD_END_FAILED " + nonce + " " + e);
+        }
+      }
     }
   }
 }

@@ -1,0 +1,386 @@
+package io.localmessage.faults;
+
+import io.localmessage.testing.Sql;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * Reads the record of every delivery (fx_exec, written by the workers) and of every claim
+ * (lm_claims, written by a trigger on the ticket table) after a run, and checks them against what
+ * the suite did to each replica. End-state checks alone cannot see most engine bugs: the inbox
+ * hides a second delivery; this record does not.
+ */
+final class DeliveryAudit {
+  private DeliveryAudit() {}
+
+  /** A delivery as the worker recorded it; {@code end} is -1 when it never recorded one. */
+  record Exec(
+      String nonce,
+      String key,
+      String bizType,
+      String replica,
+      int attempt,
+      int maxAttempts,
+      long start,
+      long end,
+      String outcome) {
+    long duration() {
+      return end < 0 ? -1 : end - start;
+    }
+  }
+
+  /** A claim as the trigger logged it (database clock, epoch ms). */
+  record Claim(
+      long ticketId,
+      String key,
+      String oldOwner,
+      String newOwner,
+      int oldAttempts,
+      int newAttempts,
+      int maxAttempts,
+      long at,
+      long oldLeaseEnd) {}
+
+  /** Counts, each failure class with a few samples. */
+  static final class Result {
+    long deliveries;
+    long okDeliveries;
+    long unfinished;
+    long claims;
+    // failures (each asserted 0)
+    long reexecAfterOk;
+    long reexecAfterOkAroundOutage;
+    long overlaps;
+    long attemptNotIncreasing;
+    long attemptOverMax;
+    long attemptBurnedByStop;
+    long claimsOfLiveLease;
+    long claimsNotCountingAttempt;
+    long takeoverOfLiveOwner;
+    // explained
+    long reexecAfterOkOfKilledOrFrozen;
+    long overlapsOnFrozen;
+    long attemptsGivenBackByStop;
+    final Map<String, Long> takeoversByCause = new HashMap<>();
+    // faults that fired
+    long hangsIgnoringInterruptsPastTimeout;
+    long hangsInterrupted;
+    long longHandlersPastLease;
+    long nulErrors;
+    long poisonDeadWithReason;
+    final List<String> samples = new ArrayList<>();
+
+    void sample(String s) {
+      if (samples.size() < 25) {
+        samples.add(s);
+      }
+    }
+
+    long takeovers(String cause) {
+      return takeoversByCause.getOrDefault(cause, 0L);
+    }
+
+    String describe() {
+      return String.format(
+          "deliveries=%d ok=%d unfinished=%d claims=%d | FAILURES: re-executions after ok=%d"
+              + " (around an outage: %d) overlapping deliveries=%d attempts not increasing=%d"
+              + " over max=%d burned by a graceful stop=%d claims of a live lease=%d claims not"
+              + " counting the attempt=%d takeovers of a live owner=%d | explained:"
+              + " re-executions after ok of killed/frozen=%d overlaps on frozen=%d attempts"
+              + " given back by a stop=%d takeovers by cause=%s | fired: hangs ignoring"
+              + " interrupts past the timeout=%d interrupted hangs=%d long handlers past the"
+              + " lease=%d nul errors=%d poison rows DEAD with a reason=%d%s",
+          deliveries,
+          okDeliveries,
+          unfinished,
+          claims,
+          reexecAfterOk,
+          reexecAfterOkAroundOutage,
+          overlaps,
+          attemptNotIncreasing,
+          attemptOverMax,
+          attemptBurnedByStop,
+          claimsOfLiveLease,
+          claimsNotCountingAttempt,
+          takeoverOfLiveOwner,
+          reexecAfterOkOfKilledOrFrozen,
+          overlapsOnFrozen,
+          attemptsGivenBackByStop,
+          new java.util.TreeMap<>(takeoversByCause),
+          hangsIgnoringInterruptsPastTimeout,
+          hangsInterrupted,
+          longHandlersPastLease,
+          nulErrors,
+          poisonDeadWithReason,
+          samples.isEmpty() ? "" : "\n    samples:\n      " + String.join("\n      ", samples));
+    }
+  }
+
+  static Result check(
+      DataSource tickets, DataSource effects, List<FaultRun.Worker> workerList, FaultRun.Phases ph) {
+    Map<String, FaultRun.Worker> workers = new HashMap<>();
+    for (FaultRun.Worker w : workerList) {
+      workers.put(w.replica, w);
+    }
+    Result r = new Result();
+    Map<String, List<Exec>> byTicket = new HashMap<>();
+    for (Exec e : loadExecs(effects)) {
+      byTicket.computeIfAbsent(e.bizType() + "/" + e.key(), k -> new ArrayList<>()).add(e);
+      r.deliveries++;
+    }
+    long lease = FaultWorker.LEASE.toMillis();
+    for (List<Exec> list : byTicket.values()) {
+      list.sort(Comparator.comparingLong(Exec::start).thenComparing(Exec::nonce));
+      for (int i = 0; i < list.size(); i++) {
+        Exec d = list.get(i);
+        FaultRun.Worker w = workers.get(d.replica());
+        long effEnd = effectiveEnd(d, w);
+        if (d.end() < 0 && (w == null || w.killedMs < 0)) {
+          r.unfinished++;
+        }
+        countFired(r, d);
+        if (d.attempt() > d.maxAttempts()) {
+          r.attemptOverMax++;
+          r.sample("over max attempts: " + d);
+        }
+        boolean ok = isOk(d);
+        r.okDeliveries += ok ? 1 : 0;
+        if (ok && i + 1 < list.size()) {
+          // An "ok" outcome reaches the database unless the replica dies, freezes or is cut off
+          // before its write-back lands; the writer retries until the lease end minus the margin
+          // (lease 8 s, margin 0.5 s), so a fault later than the lease after the end is no excuse.
+          long windowEnd = d.end() + lease + 1_000;
+          Exec next = list.get(i + 1);
+          if (w != null && (within(w.killedMs, d.start(), windowEnd)
+              || within(w.frozenFromMs, d.start(), windowEnd))) {
+            r.reexecAfterOkOfKilledOrFrozen++;
+          } else if (outageWithin(ph, d.start(), d.end() + lease)) {
+            // outages are 5 s (proxy) or a restart of a few seconds: shorter than lease minus
+            // margin, so the retried write-back must land; counted apart to tell the causes
+            r.reexecAfterOkAroundOutage++;
+            r.sample("re-executed after ok around an outage: " + d + " then " + next);
+          } else {
+            r.reexecAfterOk++;
+            r.sample("re-executed after ok: " + d + " then " + next);
+          }
+        }
+        for (int j = i + 1; j < list.size(); j++) {
+          Exec later = list.get(j);
+          if (later.start() >= effEnd) {
+            continue;
+          }
+          // A live execution keeps its lease (renewed while its thread is inside the handler),
+          // so no other delivery may start before it ends: bound 0. Only a frozen replica cannot
+          // renew; its late outcome must then be dropped (asserted by the freeze phase).
+          if (w != null && within(w.frozenFromMs, d.start(), effEnd)) {
+            r.overlapsOnFrozen++;
+          } else {
+            r.overlaps++;
+            r.sample("overlap: " + d + " with " + later);
+          }
+        }
+        if (i + 1 < list.size()) {
+          Exec next = list.get(i + 1);
+          boolean stoppedInside =
+              w != null && w.stopMs >= 0 && within(w.stopMs, d.start(), effEnd);
+          // attempts are counted at claim: each later delivery has a higher attempt, except that
+          // a graceful stop gives back the attempt of an execution it interrupted (bound: equal)
+          if (next.attempt() > d.attempt()) {
+            if (stoppedInside
+                && FaultWorker.LONG_TYPE.equals(d.bizType())
+                && "long-interrupted".equals(d.outcome())) {
+              // a long handler only a graceful stop interrupts (its timeout is far longer)
+              r.attemptBurnedByStop++;
+              r.sample("attempt burned by a graceful stop: " + d + " then " + next);
+            }
+          } else if (next.attempt() == d.attempt() && stoppedInside) {
+            r.attemptsGivenBackByStop++;
+          } else {
+            r.attemptNotIncreasing++;
+            r.sample("attempt not increasing: " + d + " then " + next);
+          }
+        }
+      }
+    }
+    for (Claim c : loadClaims(tickets)) {
+      r.claims++;
+      // a claim takes only a due ticket by the database clock: a lease end later than the claim
+      // (beyond the millisecond rounding of the log) means a live lease was ignored
+      if (c.oldLeaseEnd() > c.at() + 5) {
+        r.claimsOfLiveLease++;
+        r.sample("claim of a live lease: " + c);
+      }
+      if (c.newAttempts() != c.oldAttempts() + 1 || c.newAttempts() > c.maxAttempts()) {
+        r.claimsNotCountingAttempt++;
+        r.sample("claim not counting its attempt: " + c);
+      }
+      if (c.oldOwner() != null) {
+        String cause = takeoverCause(c, workers.get(c.oldOwner()), ph, lease);
+        r.takeoversByCause.merge(cause, 1L, Long::sum);
+        if (cause.equals("live owner")) {
+          r.takeoverOfLiveOwner++;
+          r.sample("takeover of a live owner: " + c);
+        }
+      }
+    }
+    r.poisonDeadWithReason =
+        Sql.count(
+            tickets,
+            "SELECT COUNT(*) FROM "
+                + FaultWorker.TABLE
+                + " WHERE idem_key LIKE 'poison-%' AND status = 2 AND last_error IS NOT NULL"
+                + " AND last_error <> ''");
+    return r;
+  }
+
+  /**
+   * Why a ticket's previous owner lost it. Killed, frozen or stopped replicas lose their leases by
+   * design (a stopped one keeps the lease of a handler still inside until it ends); a replica cut
+   * off from the database during an outage cannot renew or write back. Any other previous owner
+   * was alive and holding its lease: a failure.
+   */
+  private static String takeoverCause(
+      Claim c, FaultRun.Worker owner, FaultRun.Phases ph, long lease) {
+    if (owner == null) {
+      return "live owner";
+    }
+    if (owner.killedMs >= 0 && owner.killedMs <= c.at()) {
+      return "killed";
+    }
+    if (owner.frozenFromMs >= 0 && owner.frozenFromMs <= c.at()) {
+      return "frozen";
+    }
+    if (owner.stopMs >= 0 && owner.stopMs <= c.at()) {
+      return "stopped";
+    }
+    for (long[] o : ph.outages) {
+      // its lease (renewed at the latest one lease before its end) ran during the outage
+      if (c.oldLeaseEnd() >= o[0] && c.oldLeaseEnd() - lease <= o[1] + 1_000) {
+        return "cut off";
+      }
+    }
+    return "live owner";
+  }
+
+  private static boolean isOk(Exec d) {
+    long timeout =
+        FaultWorker.LONG_TYPE.equals(d.bizType())
+            ? FaultWorker.LONG_HANDLER_TIMEOUT.toMillis()
+            : FaultWorker.HANDLER_TIMEOUT.toMillis();
+    // an "ok" that returned after the handler timeout is a timeout to the engine
+    return "ok".equals(d.outcome()) && d.duration() >= 0 && d.duration() < timeout - 100;
+  }
+
+  private static void countFired(Result r, Exec d) {
+    long timeout = FaultWorker.HANDLER_TIMEOUT.toMillis();
+    switch (d.outcome() == null ? "" : d.outcome()) {
+      case "hang-ignored" -> {
+        if (d.duration() > timeout) {
+          r.hangsIgnoringInterruptsPastTimeout++;
+        }
+      }
+      case "hang-interrupted" -> {
+        if (d.duration() >= timeout - 200) {
+          r.hangsInterrupted++;
+        }
+      }
+      case "nul-fail" -> r.nulErrors++;
+      case "ok" -> {
+        if (FaultWorker.LONG_TYPE.equals(d.bizType())
+            && d.duration() > FaultWorker.LEASE.toMillis()) {
+          r.longHandlersPastLease++;
+        }
+      }
+      default -> {}
+    }
+  }
+
+  private static long effectiveEnd(Exec d, FaultRun.Worker w) {
+    long end = d.end() < 0 ? Long.MAX_VALUE : d.end();
+    if (w != null && w.killedMs >= 0) {
+      end = Math.min(end, w.killedMs); // a killed process runs nothing after its death
+    }
+    return end;
+  }
+
+  private static boolean within(long t, long from, long to) {
+    return t >= 0 && t >= from && t <= to;
+  }
+
+  private static boolean outageWithin(FaultRun.Phases ph, long from, long to) {
+    for (long[] o : ph.outages) {
+      if (o[0] <= to && o[1] >= from) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static List<Exec> loadExecs(DataSource effects) {
+    List<Exec> out = new ArrayList<>();
+    query(
+        effects,
+        "SELECT nonce, idem_key, biz_type, replica, attempt, max_attempts, started_ms, ended_ms,"
+            + " outcome FROM fx_exec",
+        rs -> {
+          long end = rs.getLong(8);
+          out.add(
+              new Exec(
+                  rs.getString(1),
+                  rs.getString(2),
+                  rs.getString(3),
+                  rs.getString(4),
+                  rs.getInt(5),
+                  rs.getInt(6),
+                  rs.getLong(7),
+                  rs.wasNull() ? -1 : end,
+                  rs.getString(9)));
+        });
+    return out;
+  }
+
+  private static List<Claim> loadClaims(DataSource tickets) {
+    List<Claim> out = new ArrayList<>();
+    query(
+        tickets,
+        "SELECT ticket_id, idem_key, old_owner, new_owner, old_attempts, new_attempts,"
+            + " max_attempts, at_ms, old_lease_end_ms FROM lm_claims",
+        rs ->
+            out.add(
+                new Claim(
+                    rs.getLong(1),
+                    rs.getString(2),
+                    rs.getString(3),
+                    rs.getString(4),
+                    rs.getInt(5),
+                    rs.getInt(6),
+                    rs.getInt(7),
+                    rs.getLong(8),
+                    rs.getLong(9))));
+    return out;
+  }
+
+  private interface Row {
+    void accept(ResultSet rs) throws SQLException;
+  }
+
+  private static void query(DataSource ds, String sql, Row row) {
+    try (Connection c = ds.getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        row.accept(rs);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+}

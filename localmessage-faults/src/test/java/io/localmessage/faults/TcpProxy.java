@@ -1,0 +1,148 @@
+package io.localmessage.faults;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A TCP proxy in the test JVM between the workers and the ticket database. Cutting it makes the
+ * database unreachable for the workers only (every open connection is reset, new ones are refused)
+ * for as long as the suite wants, without touching the shared server.
+ */
+final class TcpProxy implements AutoCloseable {
+  private final String upstreamHost;
+  private final int upstreamPort;
+  private final ServerSocket server;
+  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger cutConnections = new AtomicInteger();
+  private final AtomicLong cutUntilNanos = new AtomicLong();
+  private final Thread acceptor;
+  private volatile boolean closed;
+
+  TcpProxy(String upstreamHost, int upstreamPort) throws IOException {
+    this.upstreamHost = upstreamHost;
+    this.upstreamPort = upstreamPort;
+    this.server = new ServerSocket();
+    server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 256);
+    this.acceptor = new Thread(this::acceptLoop, "fault-proxy-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  int port() {
+    return server.getLocalPort();
+  }
+
+  /** Rewrites a JDBC URL of the upstream server to go through this proxy. */
+  String rewrite(String jdbcUrl) {
+    String from = "//" + upstreamHost + ":" + upstreamPort + "/";
+    if (!jdbcUrl.contains(from)) {
+      throw new IllegalArgumentException("JDBC URL does not name " + from + ": " + jdbcUrl);
+    }
+    return jdbcUrl.replace(from, "//127.0.0.1:" + port() + "/");
+  }
+
+  /** Resets every open connection and refuses new ones for {@code outage}; returns resets. */
+  int cut(Duration outage) {
+    cutUntilNanos.set(System.nanoTime() + outage.toNanos());
+    int n = 0;
+    for (Socket s : open) {
+      closeQuietly(s);
+      n++;
+    }
+    cutConnections.addAndGet(n);
+    return n;
+  }
+
+  int cutConnections() {
+    return cutConnections.get();
+  }
+
+  private boolean isCut() {
+    return System.nanoTime() < cutUntilNanos.get();
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      Socket client;
+      try {
+        client = server.accept();
+      } catch (IOException e) {
+        return; // closed
+      }
+      if (isCut()) {
+        closeQuietly(client); // the database is "away": the driver sees a reset
+        continue;
+      }
+      try {
+        Socket up = new Socket();
+        up.connect(new InetSocketAddress(upstreamHost, upstreamPort), 5_000);
+        client.setTcpNoDelay(true);
+        up.setTcpNoDelay(true);
+        open.add(client);
+        open.add(up);
+        pump(client, up);
+        pump(up, client);
+      } catch (IOException e) {
+        closeQuietly(client);
+      }
+    }
+  }
+
+  private void pump(Socket from, Socket to) {
+    Thread t =
+        new Thread(
+            () -> {
+              byte[] buf = new byte[16 * 1024];
+              try (InputStream in = from.getInputStream();
+                  OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                  out.write(buf, 0, n);
+                  out.flush();
+                }
+              } catch (IOException e) {
+                // one side went away (or the suite cut the link): close both
+              } finally {
+                open.remove(from);
+                open.remove(to);
+                closeQuietly(from);
+                closeQuietly(to);
+              }
+            },
+            "fault-proxy-pump");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.setSoLinger(true, 0); // a reset, as when a server dies
+      s.close();
+    } catch (IOException ignored) {
+      // already closed
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      server.close();
+    } catch (IOException ignored) {
+      // already closed
+    }
+    for (Socket s : open) {
+      closeQuietly(s);
+    }
+  }
+}
