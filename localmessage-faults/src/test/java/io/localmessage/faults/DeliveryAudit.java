@@ -67,6 +67,7 @@ final class DeliveryAudit {
     long takeoverOfLiveOwner;
     // explained
     long reexecAfterOkOfKilledOrFrozen;
+    long reexecAfterOkDroppedByStop;
     long overlapsOnFrozen;
     long attemptsGivenBackByStop;
     final Map<String, Long> takeoversByCause = new HashMap<>();
@@ -94,7 +95,7 @@ final class DeliveryAudit {
               + " (around an outage: %d) overlapping deliveries=%d attempts not increasing=%d"
               + " over max=%d burned by a graceful stop=%d claims of a live lease=%d claims not"
               + " counting the attempt=%d takeovers of a live owner=%d | explained:"
-              + " re-executions after ok of killed/frozen=%d overlaps on frozen=%d attempts"
+              + " re-executions after ok of killed/frozen=%d of a stop=%d overlaps on frozen=%d attempts"
               + " given back by a stop=%d takeovers by cause=%s | fired: hangs ignoring"
               + " interrupts past the timeout=%d interrupted hangs=%d long handlers past the"
               + " lease=%d nul errors=%d poison rows DEAD with a reason=%d%s",
@@ -112,6 +113,7 @@ final class DeliveryAudit {
           claimsNotCountingAttempt,
           takeoverOfLiveOwner,
           reexecAfterOkOfKilledOrFrozen,
+          reexecAfterOkDroppedByStop,
           overlapsOnFrozen,
           attemptsGivenBackByStop,
           new java.util.TreeMap<>(takeoversByCause),
@@ -162,6 +164,10 @@ final class DeliveryAudit {
           if (w != null && (within(w.killedMs, d.start(), windowEnd)
               || within(w.frozenFromMs, d.start(), windowEnd))) {
             r.reexecAfterOkOfKilledOrFrozen++;
+          } else if (w != null && within(w.stopMs, d.start(), d.end())) {
+            // still inside when its replica's shutdown gave up on it: the lease is kept until
+            // its end, the attempt given back, and the late success dropped by design
+            r.reexecAfterOkDroppedByStop++;
           } else if (outageWithin(ph, d.start(), d.end() + lease)) {
             // outages are 5 s (proxy) or a restart of a few seconds: shorter than lease minus
             // margin, so the retried write-back must land; counted apart to tell the causes
@@ -276,7 +282,8 @@ final class DeliveryAudit {
             ? FaultWorker.LONG_HANDLER_TIMEOUT.toMillis()
             : FaultWorker.HANDLER_TIMEOUT.toMillis();
     // an "ok" that returned after the handler timeout is a timeout to the engine
-    return "ok".equals(d.outcome()) && d.duration() >= 0 && d.duration() < timeout - 100;
+    boolean ok = "ok".equals(d.outcome()) || "stubborn-ok".equals(d.outcome());
+    return ok && d.duration() >= 0 && d.duration() < timeout - 100;
   }
 
   private static void countFired(Result r, Exec d) {

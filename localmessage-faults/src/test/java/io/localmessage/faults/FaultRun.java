@@ -143,6 +143,7 @@ final class FaultRun {
     final AtomicInteger gracefulStops = new AtomicInteger();
     final AtomicInteger gracefulStopsWithInFlight = new AtomicInteger();
     final AtomicInteger gracefulStopsWithLongInFlight = new AtomicInteger();
+    final AtomicInteger gracefulStopsWithHandlerStillInside = new AtomicInteger();
     volatile int poisonRows;
     final List<String> problems = new CopyOnWriteArrayList<>();
 
@@ -150,7 +151,8 @@ final class FaultRun {
       return String.format(
           "proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
               + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
-              + " handlers in flight=%d, with a long handler in flight=%d) | poison rows=%d%s",
+              + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
+              + " inside after the shutdown timeout=%d) | poison rows=%d%s",
           proxyCuts,
           proxyOutageMs,
           proxyCutConnections,
@@ -162,6 +164,7 @@ final class FaultRun {
           gracefulStops.get(),
           gracefulStopsWithInFlight.get(),
           gracefulStopsWithLongInFlight.get(),
+          gracefulStopsWithHandlerStillInside.get(),
           poisonRows,
           problems.isEmpty() ? "" : " | problems: " + problems);
     }
@@ -416,30 +419,40 @@ final class FaultRun {
   }
 
   /**
-   * Restarts every worker gracefully, one after the other, each while it has handlers in flight
-   * (preferring one that runs a long handler), in the middle of the run.
+   * Restarts every worker gracefully, one after the other, in the middle of the run, each while
+   * it runs a long handler that a stop interrupts and a stubborn one that ignores the interrupt
+   * and outlives the shutdown timeout (still under its lease).
    */
   private void rollingRestartPhase() throws Exception {
-    saveLongTickets(2 * plan.workers());
     List<Worker> todo =
         new ArrayList<>(
             workers.stream().filter(w -> w.process.isAlive() && w.killedMs < 0).toList());
+    int pair = 0;
     while (!todo.isEmpty()) {
       Worker pick = null;
-      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (pick == null && System.nanoTime() < until) {
-        for (Worker w : todo) {
-          if (w.process.isAlive() && !w.busy && longInFlight(w.replica) > 0) {
-            pick = w;
-            break;
+      // each pair of tickets goes to whichever replica claims it first: stop that one if it is
+      // still to be restarted, else try another pair
+      for (int tries = 0; pick == null && tries < 8; tries++) {
+        String stubborn = "stubborn-roll-" + pair;
+        saveLongTickets(List.of("long-roll-" + pair, stubborn));
+        pair++;
+        String holder = null;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (holder == null && System.nanoTime() < until) {
+          holder = holderOf(stubborn);
+          if (holder == null) {
+            waitQuietly(Duration.ofMillis(50));
           }
         }
-        if (pick == null) {
-          waitQuietly(Duration.ofMillis(100));
+        for (Worker w : todo) {
+          if (w.replica.equals(holder) && w.process.isAlive() && !w.busy) {
+            pick = w;
+          }
         }
       }
       if (pick == null) {
         pick = todo.get(0);
+        phases.problems.add("no stubborn handler reached " + pick.replica + " before its stop");
       }
       todo.remove(pick);
       if (!pick.process.isAlive() || pick.killedMs >= 0) {
@@ -464,25 +477,46 @@ final class FaultRun {
       if (longInFlightAt(pick.replica, stopAt) > 0) {
         phases.gracefulStopsWithLongInFlight.incrementAndGet();
       }
+      long stillInside = stillInsideAfter(pick.replica, stopAt);
+      if (stillInside > 0) {
+        phases.gracefulStopsWithHandlerStillInside.incrementAndGet();
+      }
       startWorker(-1);
     }
   }
 
-  private void saveLongTickets(int n) throws SQLException {
+  private String holderOf(String key) {
+    try {
+      return Sql.string(
+          effects, "SELECT MIN(replica) FROM fx_exec WHERE idem_key = ? AND ended_ms IS NULL", key);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Deliveries of a stopped replica still inside the handler after the shutdown timeout. */
+  private long stillInsideAfter(String replica, long stopAt) {
+    long after = stopAt + FaultWorker.SHUTDOWN_TIMEOUT.toMillis() + 1_000;
+    return count(
+        effects,
+        "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND started_ms <= ? AND ended_ms > ?",
+        replica,
+        stopAt,
+        after);
+  }
+
+  private void saveLongTickets(List<String> keys) throws SQLException {
     LocalMessages saver = saver();
     try (Connection c = tickets.getConnection()) {
       c.setAutoCommit(false);
-      for (int i = 0; i < n; i++) {
+      for (String key : keys) {
         saver.save(
             c,
-            NewMessage.action(FaultWorker.LONG_TYPE, "long-roll-" + i)
-                .aggregateId("long-roll-" + i)
-                .payload("{}")
-                .build());
+            NewMessage.action(FaultWorker.LONG_TYPE, key).aggregateId(key).payload("{}").build());
       }
       c.commit();
     }
-    extraTickets.addAndGet(n);
+    extraTickets.addAndGet(keys.size());
   }
 
   /** Rows the engine cannot decode, inserted behind its back: each must go DEAD with a reason. */
@@ -647,8 +681,11 @@ final class FaultRun {
             + " old_attempts, new_attempts, max_attempts, at_ms, old_lease_end_ms) VALUES"
             + " (NEW.id, NEW.biz_type, NEW.idem_key, OLD.lease_owner, NEW.lease_owner,"
             + " OLD.attempts, NEW.attempts, NEW.max_attempts, %s, %s)";
+    // a shutdown that keeps the lease of a handler still inside also bumps the version and keeps
+    // the owner, but leaves the lease end as it was: only a claim moves it
     String when =
-        "NEW.lease_owner IS NOT NULL AND NEW.version > OLD.version AND NEW.status = 0";
+        "NEW.lease_owner IS NOT NULL AND NEW.version > OLD.version AND NEW.status = 0"
+            + " AND NEW.next_retry_at <> OLD.next_retry_at";
     if (maria) {
       exec(
           tickets,

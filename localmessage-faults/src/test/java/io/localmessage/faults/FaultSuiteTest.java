@@ -131,6 +131,9 @@ class FaultSuiteTest {
     soft.assertThat(p.gracefulStopsWithLongInFlight.get())
         .as("mid-run graceful stops with a long handler in flight")
         .isPositive();
+    soft.assertThat(p.gracefulStopsWithHandlerStillInside.get())
+        .as("mid-run graceful stops with a handler still inside after the shutdown timeout")
+        .isPositive();
     soft.assertThat(a.hangsIgnoringInterruptsPastTimeout)
         .as("handlers that hung past the timeout ignoring interrupts")
         .isPositive();

@@ -42,6 +42,9 @@ public final class FaultWorker {
   static final Duration LONG_HANDLER_TIMEOUT = Duration.ofSeconds(30);
   /** Past the handler timeout, under the lease. */
   static final Duration HANG_IGNORING = Duration.ofSeconds(4);
+  /** Past the shutdown timeout and its grace, under the lease. */
+  static final Duration STUBBORN = Duration.ofSeconds(6);
+
   static final int MAX_ATTEMPTS = 1000;
 
   /**
@@ -155,6 +158,14 @@ public final class FaultWorker {
               rec.run(
                   m,
                   d -> {
+                    if (m.idemKey().startsWith("stubborn-")) {
+                      // ignores the interrupt of a graceful stop and outlives its shutdown
+                      // timeout, ending before its lease: no other delivery may start meanwhile
+                      d.outcome = "stubborn-ok";
+                      hangIgnoringInterrupts(STUBBORN.toMillis());
+                      apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
+                      return;
+                    }
                     // a legitimate handler that runs longer than the lease: the replica must
                     // keep its lease alive meanwhile; interruptible (a graceful stop interrupts)
                     d.outcome = "long-interrupted";
