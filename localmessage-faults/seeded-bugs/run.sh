@@ -93,7 +93,7 @@ for bug in "${BUGS[@]}"; do
     CAUGHT[$bug]=NO
   fi
   # the soft assertions' descriptions of what failed, once each
-  WHICH[$bug]=$(grep -o '^[0-9]*) \[[^]]*\]' "$log" | sed 's/^[0-9]*) //' | sort -u | paste -sd ';' - || true)
+  WHICH[$bug]=$(grep -o '^\[[^]]*\] *$' "$log" | sed 's/ *$//' | sort -u | paste -sd ';' - || true)
   echo "    caught: ${CAUGHT[$bug]}  ${WHICH[$bug]}"
 done
 

@@ -68,6 +68,7 @@ final class DeliveryAudit {
     // explained
     long reexecAfterOkOfKilledOrFrozen;
     long reexecAfterOkDroppedByStop;
+    long reexecAfterOkLongOutage;
     long overlapsOnFrozen;
     long attemptsGivenBackByStop;
     final Map<String, Long> takeoversByCause = new HashMap<>();
@@ -95,7 +96,8 @@ final class DeliveryAudit {
               + " (around an outage: %d) overlapping deliveries=%d attempts not increasing=%d"
               + " over max=%d burned by a graceful stop=%d claims of a live lease=%d claims not"
               + " counting the attempt=%d takeovers of a live owner=%d | explained:"
-              + " re-executions after ok of killed/frozen=%d of a stop=%d overlaps on frozen=%d attempts"
+              + " re-executions after ok of killed/frozen=%d of a stop=%d of an outage longer than"
+              + " the lease allows=%d overlaps on frozen=%d attempts"
               + " given back by a stop=%d takeovers by cause=%s | fired: hangs ignoring"
               + " interrupts past the timeout=%d interrupted hangs=%d long handlers past the"
               + " lease=%d nul errors=%d poison rows DEAD with a reason=%d%s",
@@ -114,6 +116,7 @@ final class DeliveryAudit {
           takeoverOfLiveOwner,
           reexecAfterOkOfKilledOrFrozen,
           reexecAfterOkDroppedByStop,
+          reexecAfterOkLongOutage,
           overlapsOnFrozen,
           attemptsGivenBackByStop,
           new java.util.TreeMap<>(takeoversByCause),
@@ -139,6 +142,7 @@ final class DeliveryAudit {
       r.deliveries++;
     }
     long lease = FaultWorker.LEASE.toMillis();
+    long margin = FaultWorker.WRITE_BACK_MARGIN.toMillis();
     for (List<Exec> list : byTicket.values()) {
       list.sort(Comparator.comparingLong(Exec::start).thenComparing(Exec::nonce));
       for (int i = 0; i < list.size(); i++) {
@@ -168,9 +172,13 @@ final class DeliveryAudit {
             // still inside when its replica's shutdown gave up on it: the lease is kept until
             // its end, the attempt given back, and the late success dropped by design
             r.reexecAfterOkDroppedByStop++;
-          } else if (outageWithin(ph, d.start(), d.end() + lease)) {
-            // outages are 5 s (proxy) or a restart of a few seconds: shorter than lease minus
-            // margin, so the retried write-back must land; counted apart to tell the causes
+          } else if (outageWithin(ph, d.start(), d.end() + lease, lease - margin - 1_000)) {
+            // cut off longer than the lease allows (a slow server restart): the lease ran out
+            // during the outage, and the outcome is dropped by design
+            r.reexecAfterOkLongOutage++;
+          } else if (outageWithin(ph, d.start(), d.end() + lease, 0)) {
+            // an outage shorter than the lease minus the margin (the 5 s proxy cut): renewals and
+            // the retried write-back must land, so the bound is 0; counted apart from the rest
             r.reexecAfterOkAroundOutage++;
             r.sample("re-executed after ok around an outage: " + d + " then " + next);
           } else {
@@ -322,9 +330,9 @@ final class DeliveryAudit {
     return t >= 0 && t >= from && t <= to;
   }
 
-  private static boolean outageWithin(FaultRun.Phases ph, long from, long to) {
+  private static boolean outageWithin(FaultRun.Phases ph, long from, long to, long minLength) {
     for (long[] o : ph.outages) {
-      if (o[0] <= to && o[1] >= from) {
+      if (o[0] <= to && o[1] >= from && o[1] - o[0] >= minLength) {
         return true;
       }
     }

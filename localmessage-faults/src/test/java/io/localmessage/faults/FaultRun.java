@@ -131,6 +131,7 @@ final class FaultRun {
 
   /** What the scripted faults did, with counts, so a fault that never fired fails the run. */
   static final class Phases {
+    /** Database outages (restart, proxy cut) as {from, to} in ms. */
     final List<long[]> outages = new CopyOnWriteArrayList<>();
     volatile int proxyCuts;
     volatile int proxyCutConnections;
@@ -148,8 +149,14 @@ final class FaultRun {
     final List<String> problems = new CopyOnWriteArrayList<>();
 
     String describe() {
-      return String.format(
-          "proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
+      StringBuilder o = new StringBuilder();
+      for (long[] w : outages) {
+        o.append(w[1] - w[0]).append(" ms ");
+      }
+      return "outages: "
+          + o
+          + String.format(
+          "| proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
               + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
               + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
               + " inside after the shutdown timeout=%d) | poison rows=%d%s",
@@ -373,21 +380,29 @@ final class FaultRun {
    * resumes it: its late outcomes must all be dropped by the version check.
    */
   private void freezePhase() throws Exception {
+    // a long handler pins the frozen replica's lease: it is certainly held at the freeze and can
+    // only be taken over once the lease ran out
     Worker w = null;
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (w == null && System.nanoTime() < until) {
-      for (Worker c : workers) {
-        if (!c.busy && c.process.isAlive() && c.killedMs < 0 && inFlight(c.replica) >= 2) {
-          w = c;
-          break;
+    String key = null;
+    for (int tries = 0; w == null && tries < 10; tries++) {
+      key = "long-freeze-" + tries;
+      saveLongTickets(List.of(key));
+      String holder = null;
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (holder == null && System.nanoTime() < until) {
+        holder = holderOf(key);
+        if (holder == null) {
+          waitQuietly(Duration.ofMillis(50));
         }
       }
-      if (w == null) {
-        waitQuietly(Duration.ofMillis(100));
+      for (Worker c : workers) {
+        if (c.replica.equals(holder) && !c.busy && c.process.isAlive() && c.killedMs < 0) {
+          w = c;
+        }
       }
     }
     if (w == null) {
-      throw new IllegalStateException("no worker with deliveries in flight to freeze");
+      throw new IllegalStateException("no worker took a long ticket to freeze it with");
     }
     w.busy = true;
     long droppedBefore = droppedOutcomes(w.replica);
@@ -395,12 +410,11 @@ final class FaultRun {
     long from = System.currentTimeMillis();
     w.frozenFromMs = from;
     signal(w.process, "STOP");
-    int held = inFlightAt(w.replica, from);
-    phases.frozenInFlight = held;
+    phases.frozenInFlight = inFlightAt(w.replica, from);
     try {
-      // frozen until every delivery it held was taken over (its leases ended), bounded
-      long end = System.nanoTime() + FaultWorker.LEASE.multipliedBy(3).toNanos();
-      while (System.nanoTime() < end && takeoversOf(w.replica) < Math.max(1, held)) {
+      // frozen until another replica took the long ticket over (its lease ran out), bounded
+      long end = System.nanoTime() + FaultWorker.LEASE.multipliedBy(4).toNanos();
+      while (System.nanoTime() < end && takeoversOf(w.replica, key) < 1) {
         waitQuietly(Duration.ofMillis(100));
       }
     } finally {
@@ -408,7 +422,7 @@ final class FaultRun {
       w.frozenToMs = System.currentTimeMillis();
     }
     phases.freezeMs = w.frozenToMs - from;
-    phases.frozenTakeovers = takeoversOf(w.replica);
+    phases.frozenTakeovers = takeoversOf(w.replica, null);
     // the resumed worker finishes what it held; every such outcome is stale
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < end && droppedOutcomes(w.replica) <= droppedBefore) {
@@ -432,9 +446,10 @@ final class FaultRun {
       Worker pick = null;
       // each pair of tickets goes to whichever replica claims it first: stop that one if it is
       // still to be restarted, else try another pair
-      for (int tries = 0; pick == null && tries < 8; tries++) {
+      for (int tries = 0; pick == null && tries < 30; tries++) {
         String stubborn = "stubborn-roll-" + pair;
-        saveLongTickets(List.of("long-roll-" + pair, stubborn));
+        saveLongTickets(
+            tries == 0 ? List.of("long-roll-" + pair, stubborn) : List.of(stubborn));
         pair++;
         String holder = null;
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
@@ -596,8 +611,14 @@ final class FaultRun {
             at);
   }
 
-  private long takeoversOf(String replica) {
-    return count(tickets, "SELECT COUNT(*) FROM lm_claims WHERE old_owner = ?", replica);
+  private long takeoversOf(String replica, String key) {
+    return key == null
+        ? count(tickets, "SELECT COUNT(*) FROM lm_claims WHERE old_owner = ?", replica)
+        : count(
+            tickets,
+            "SELECT COUNT(*) FROM lm_claims WHERE old_owner = ? AND idem_key = ?",
+            replica,
+            key);
   }
 
   /** Outcomes a replica dropped as stale: CAS conflicts, fenced executions, expired write-backs. */

@@ -24,7 +24,7 @@ class FaultSuiteTest {
         TestDatabase.Kind.POSTGRESQL,
         TestDatabase.Kind.MARIADB,
         new FaultRun.Plan(
-            LONG ? 200_000 : 20_000,
+            LONG ? 200_000 : 15_000,
             3,
             Duration.ofSeconds(LONG ? 5 : 3),
             true,
@@ -89,14 +89,14 @@ class FaultSuiteTest {
     }
     System.out.println("[fault-suite " + ticketStore + "] " + r.describe());
     SoftAssertions soft = new SoftAssertions();
-    soft.assertThat(r.saved()).isEqualTo(plan.tickets());
+    soft.assertThat(r.saved()).as("tickets saved").isEqualTo(plan.tickets());
     soft.assertThat(r.pendingLeft()).as("every ticket reached a terminal state").isZero();
     soft.assertThat(r.deadNotByDesign()).as("DEAD only where the suite made it permanent").isZero();
-    soft.assertThat(r.dead()).isEqualTo(r.expectedDead());
+    soft.assertThat(r.dead()).as("DEAD tickets").isEqualTo(r.expectedDead());
     soft.assertThat(r.lost()).as("lost effects").isZero();
     soft.assertThat(r.doubleApplied()).as("double-applied effects").isZero();
-    soft.assertThat(r.distinctEffects()).isEqualTo(r.expectedEffects());
-    soft.assertThat(r.kills()).isPositive();
+    soft.assertThat(r.distinctEffects()).as("distinct effects").isEqualTo(r.expectedEffects());
+    soft.assertThat(r.kills()).as("kills").isPositive();
     soft.assertThat(r.events()).as("events saved").isPositive();
     soft.assertThat(r.eventsLost()).as("lost events").isZero();
     soft.assertThat(r.eventsDoubleApplied()).as("double-applied events").isZero();
@@ -142,7 +142,7 @@ class FaultSuiteTest {
         .as("long handlers that succeeded after running longer than the lease")
         .isPositive();
     soft.assertThat(a.nulErrors).as("handler errors carrying U+0000").isPositive();
-    soft.assertThat(p.poisonRows).isEqualTo(FaultRun.POISON_ROWS);
+    soft.assertThat(p.poisonRows).as("poison rows inserted").isEqualTo(FaultRun.POISON_ROWS);
     soft.assertThat(a.poisonDeadWithReason)
         .as("undecodable rows DEAD with a reason")
         .isEqualTo(FaultRun.POISON_ROWS);
