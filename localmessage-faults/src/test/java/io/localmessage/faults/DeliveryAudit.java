@@ -183,7 +183,7 @@ final class DeliveryAudit {
             r.sample("re-executed after ok around an outage: " + d + " then " + next);
           } else {
             r.reexecAfterOk++;
-            r.sample("re-executed after ok: " + d + " then " + next);
+            r.sample("re-executed after ok: " + d + " then " + next + fate(w, d.end()));
           }
         }
         for (int j = i + 1; j < list.size(); j++) {
@@ -198,7 +198,7 @@ final class DeliveryAudit {
             r.overlapsOnFrozen++;
           } else {
             r.overlaps++;
-            r.sample("overlap: " + d + " with " + later);
+            r.sample("overlap: " + d + " with " + later + fate(w, d.start()));
           }
         }
         if (i + 1 < list.size()) {
@@ -282,6 +282,25 @@ final class DeliveryAudit {
       }
     }
     return "live owner";
+  }
+
+  /** What the suite did to a replica, in ms relative to {@code t}, for a failure's sample. */
+  private static String fate(FaultRun.Worker w, long t) {
+    if (w == null) {
+      return " (unknown replica)";
+    }
+    return String.format(
+        " (%s relative to it: started %+d, killed %s, frozen %s..%s, stopped %s)",
+        w.replica,
+        w.startedMs - t,
+        rel(w.killedMs, t),
+        rel(w.frozenFromMs, t),
+        rel(w.frozenToMs, t),
+        rel(w.stopMs, t));
+  }
+
+  private static String rel(long at, long t) {
+    return at < 0 ? "-" : String.format("%+d", at - t);
   }
 
   private static boolean isOk(Exec d) {
