@@ -165,8 +165,10 @@ final class DeliveryAudit {
           // (lease 8 s, margin 0.5 s), so a fault later than the lease after the end is no excuse.
           long windowEnd = d.end() + lease + 1_000;
           Exec next = list.get(i + 1);
+          // a replica frozen up to a lease before the start may have held the claim across the
+          // freeze: its handler then ran on a lease that had already ended
           if (w != null && (within(w.killedMs, d.start(), windowEnd)
-              || within(w.frozenFromMs, d.start(), windowEnd))) {
+              || within(w.frozenFromMs, d.start() - lease, windowEnd))) {
             r.reexecAfterOkOfKilledOrFrozen++;
           } else if (w != null && within(w.stopMs, d.start(), d.end())) {
             // still inside when its replica's shutdown gave up on it: the lease is kept until
@@ -194,7 +196,7 @@ final class DeliveryAudit {
           // A live execution keeps its lease (renewed while its thread is inside the handler),
           // so no other delivery may start before it ends: bound 0. Only a frozen replica cannot
           // renew; its late outcome must then be dropped (asserted by the freeze phase).
-          if (w != null && within(w.frozenFromMs, d.start(), effEnd)) {
+          if (w != null && within(w.frozenFromMs, d.start() - lease, effEnd)) {
             r.overlapsOnFrozen++;
           } else {
             r.overlaps++;

@@ -227,7 +227,16 @@ final class FaultRun {
     }
   }
 
+  private long t0Millis;
+
+  /** One line per scripted event with the time since the start, for the run's story. */
+  private void note(String event) {
+    System.out.printf(
+        "[fault-suite +%.1fs] %s%n", (System.currentTimeMillis() - t0Millis) / 1000.0, event);
+  }
+
   private Report runChaos() throws Exception {
+    t0Millis = System.currentTimeMillis();
     prepareSchemas();
     if (plan.phases()) {
       java.util.regex.Matcher m =
@@ -293,7 +302,9 @@ final class FaultRun {
       }
       if (plan.restartDatabase() && !restarted && progress > 0.35) {
         long from = System.currentTimeMillis();
+        note("database restart");
         downtime = DatabaseRestart.restart(ticketsDb.kind());
+        note("database back after " + downtime + " ms");
         phases.outages.add(new long[] {from, System.currentTimeMillis()});
         restarted = true;
       }
@@ -308,6 +319,7 @@ final class FaultRun {
         if (!cut && progress > 0.45) {
           // the ticket database is away for the workers (not the producer), shorter than the
           // lease minus the write-back margin, while they write back at full speed
+          note("proxy outage of " + PROXY_OUTAGE.toMillis() + " ms");
           long from = System.currentTimeMillis();
           phases.proxyCutConnections += proxy.cut(PROXY_OUTAGE);
           phases.proxyCuts++;
@@ -321,6 +333,7 @@ final class FaultRun {
       }
       waitQuietly(Duration.ofMillis(200));
     }
+    note("chaos over, pending=" + pending());
     producer.join(TimeUnit.MINUTES.toMillis(1));
     joinPhase(freeze);
     joinPhase(rolling);
@@ -331,7 +344,9 @@ final class FaultRun {
       }
       waitQuietly(Duration.ofMillis(200)); // the consumer catches up after the relay drained
     }
+    note("stopping the workers");
     stopWorkers();
+    note("workers stopped");
     if (consumer != null) {
       consumer.getOutputStream().close();
       if (!consumer.waitFor(20, TimeUnit.SECONDS)) {
@@ -410,6 +425,7 @@ final class FaultRun {
     long from = System.currentTimeMillis();
     w.frozenFromMs = from;
     signal(w.process, "STOP");
+    note("froze " + w.replica + " holding " + key);
     phases.frozenInFlight = inFlightAt(w.replica, from);
     try {
       // frozen until another replica took the long ticket over (its lease ran out), bounded
@@ -422,6 +438,7 @@ final class FaultRun {
       w.frozenToMs = System.currentTimeMillis();
     }
     phases.freezeMs = w.frozenToMs - from;
+    note("resumed " + w.replica);
     phases.frozenTakeovers = takeoversOf(w.replica, null);
     // the resumed worker finishes what it held; every such outcome is stale
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -429,6 +446,7 @@ final class FaultRun {
       waitQuietly(Duration.ofMillis(100));
     }
     phases.frozenDropped = droppedOutcomes(w.replica) - droppedBefore;
+    note("frozen replica dropped " + phases.frozenDropped + " late outcomes");
     w.busy = false;
   }
 
@@ -474,6 +492,7 @@ final class FaultRun {
         continue;
       }
       pick.busy = true;
+      note("graceful stop of " + pick.replica);
       long stopAt = System.currentTimeMillis();
       pick.stopMs = stopAt;
       try {
@@ -830,6 +849,9 @@ final class FaultRun {
           }
         }
         c.commit();
+        if (i == 0 || batchEnd == plan.tickets()) {
+          note("producer saved " + batchEnd);
+        }
         permanent.addAndGet(perm);
         events.addAndGet(evs);
         i = batchEnd;

@@ -24,7 +24,7 @@ class FaultSuiteTest {
         TestDatabase.Kind.POSTGRESQL,
         TestDatabase.Kind.MARIADB,
         new FaultRun.Plan(
-            LONG ? 200_000 : 15_000,
+            LONG ? 200_000 : 10_000,
             3,
             Duration.ofSeconds(LONG ? 5 : 3),
             true,
