@@ -211,7 +211,7 @@ final class DeliveryAudit {
           // a graceful stop gives back the attempt of an execution it interrupted (bound: equal)
           if (next.attempt() > d.attempt()) {
             if (stoppedInside
-                && FaultWorker.LONG_TYPE.equals(d.bizType())
+                && FaultWorker.isLong(d.bizType())
                 && "long-interrupted".equals(d.outcome())) {
               // a long handler only a graceful stop interrupts (its timeout is far longer)
               r.attemptBurnedByStop++;
@@ -307,7 +307,7 @@ final class DeliveryAudit {
 
   private static boolean isOk(Exec d) {
     long timeout =
-        FaultWorker.LONG_TYPE.equals(d.bizType())
+        FaultWorker.isLong(d.bizType())
             ? FaultWorker.LONG_HANDLER_TIMEOUT.toMillis()
             : FaultWorker.HANDLER_TIMEOUT.toMillis();
     // an "ok" that returned after the handler timeout is a timeout to the engine
@@ -330,7 +330,7 @@ final class DeliveryAudit {
       }
       case "nul-fail" -> r.nulErrors++;
       case "ok" -> {
-        if (FaultWorker.LONG_TYPE.equals(d.bizType())
+        if (FaultWorker.isLong(d.bizType())
             && d.duration() > FaultWorker.LEASE.toMillis()) {
           r.longHandlersPastLease++;
         }

@@ -459,39 +459,20 @@ final class FaultRun {
     List<Worker> todo =
         new ArrayList<>(
             workers.stream().filter(w -> w.process.isAlive() && w.killedMs < 0).toList());
-    int pair = 0;
-    while (!todo.isEmpty()) {
-      Worker pick = null;
-      // each pair of tickets goes to whichever replica claims it first: stop that one if it is
-      // still to be restarted, else try another pair
-      for (int tries = 0; pick == null && tries < 30; tries++) {
-        String stubborn = "stubborn-roll-" + pair;
-        saveLongTickets(
-            tries == 0 ? List.of("long-roll-" + pair, stubborn) : List.of(stubborn));
-        pair++;
-        String holder = null;
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (holder == null && System.nanoTime() < until) {
-          holder = holderOf(stubborn);
-          if (holder == null) {
-            waitQuietly(Duration.ofMillis(50));
-          }
-        }
-        for (Worker w : todo) {
-          if (w.replica.equals(holder) && w.process.isAlive() && !w.busy) {
-            pick = w;
-          }
-        }
-      }
-      if (pick == null) {
-        pick = todo.get(0);
-        phases.problems.add("no stubborn handler reached " + pick.replica + " before its stop");
-      }
-      todo.remove(pick);
+    for (Worker pick : todo) {
+      pick.busy = true; // no random kill from here: its pinned tickets need it or its successor
       if (!pick.process.isAlive() || pick.killedMs >= 0) {
         continue;
       }
-      pick.busy = true;
+      // a long handler a stop interrupts, and a stubborn one that outlives the shutdown timeout,
+      // both pinned to this replica so they are in flight on it when it stops
+      String type = FaultWorker.pinnedType(pick.replica);
+      String stubborn = "stubborn-roll-" + pick.replica;
+      saveTickets(type, List.of("long-roll-" + pick.replica, stubborn));
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (System.nanoTime() < until && longInFlight(pick.replica) < 2) {
+        waitQuietly(Duration.ofMillis(50));
+      }
       note("graceful stop of " + pick.replica);
       long stopAt = System.currentTimeMillis();
       pick.stopMs = stopAt;
@@ -500,6 +481,8 @@ final class FaultRun {
       } catch (IOException ignored) {
         // already gone
       }
+      // its successor registers the pinned type, to finish what the stop gave back or kept
+      startWorker(-1, pick.replica);
       if (!pick.process.waitFor(60, TimeUnit.SECONDS)) {
         phases.problems.add(pick.replica + " did not stop within 60 s");
         pick.process.destroyForcibly();
@@ -511,11 +494,9 @@ final class FaultRun {
       if (longInFlightAt(pick.replica, stopAt) > 0) {
         phases.gracefulStopsWithLongInFlight.incrementAndGet();
       }
-      long stillInside = stillInsideAfter(pick.replica, stopAt);
-      if (stillInside > 0) {
+      if (stillInsideAfter(pick.replica, stopAt) > 0) {
         phases.gracefulStopsWithHandlerStillInside.incrementAndGet();
       }
-      startWorker(-1);
     }
   }
 
@@ -540,13 +521,20 @@ final class FaultRun {
   }
 
   private void saveLongTickets(List<String> keys) throws SQLException {
+    saveTickets(FaultWorker.LONG_TYPE, keys);
+  }
+
+  private void saveTickets(String type, List<String> keys) throws SQLException {
     LocalMessages saver = saver();
+    if (!type.equals(FaultWorker.LONG_TYPE)) {
+      saver.register(type, m -> {}, FaultWorker.policy(type));
+    }
     try (Connection c = tickets.getConnection()) {
       c.setAutoCommit(false);
       for (String key : keys) {
         saver.save(
             c,
-            NewMessage.action(FaultWorker.LONG_TYPE, key).aggregateId(key).payload("{}").build());
+            NewMessage.action(type, key).aggregateId(key).payload("{}").build());
       }
       c.commit();
     }
@@ -613,19 +601,19 @@ final class FaultRun {
   private long longInFlight(String replica) {
     return count(
         effects,
-        "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type = ? AND ended_ms IS NULL",
+        "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type <> ? AND ended_ms IS NULL",
         replica,
-        FaultWorker.LONG_TYPE);
+        FaultWorker.TYPE);
   }
 
   private int longInFlightAt(String replica, long at) {
     return (int)
         count(
             effects,
-            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type = ? AND started_ms <= ?"
+            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type <> ? AND started_ms <= ?"
                 + " AND (ended_ms IS NULL OR ended_ms >= ?)",
             replica,
-            FaultWorker.LONG_TYPE,
+            FaultWorker.TYPE,
             at,
             at);
   }
@@ -776,16 +764,7 @@ final class FaultRun {
   private LocalMessages saver() {
     LocalMessages saver = LocalMessages.builder(tickets).table(FaultWorker.TABLE).build();
     saver.register(FaultWorker.TYPE, m -> {}, FaultWorker.policy(FaultWorker.TYPE));
-    try {
-      saver.register(
-          FaultWorker.LONG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.LONG_TYPE));
-    } catch (IllegalArgumentException e) {
-      // an engine that refuses handlers longer than its lease: the workers fall back likewise
-      saver.register(
-          FaultWorker.LONG_TYPE,
-          m -> {},
-          io.localmessage.HandlerConfig.builder().maxAttempts(FaultWorker.MAX_ATTEMPTS).build());
-    }
+    saver.register(FaultWorker.LONG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.LONG_TYPE));
     return saver;
   }
 
@@ -873,6 +852,10 @@ final class FaultRun {
   }
 
   private void startWorker(long exhaustAfterMs) throws IOException {
+    startWorker(exhaustAfterMs, "");
+  }
+
+  private void startWorker(long exhaustAfterMs, String alsoPinned) throws IOException {
     String replica = "w" + replicaSeq.incrementAndGet();
     String cp =
         System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -892,6 +875,7 @@ final class FaultRun {
                 "--fx-user=" + effectsDb.user(),
                 "--inbox=" + plan.inbox(),
                 "--exhaust-after-ms=" + exhaustAfterMs,
+                "--also-pinned=" + alsoPinned,
                 "--bootstrap=" + (broker == null ? "" : broker.bootstrap())));
     Process p =
         new ProcessBuilder(cmd)

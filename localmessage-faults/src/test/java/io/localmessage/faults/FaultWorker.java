@@ -34,6 +34,16 @@ public final class FaultWorker {
   /** Runs longer than the lease on purpose: the engine must renew the lease meanwhile. */
   static final String LONG_TYPE = "effect.long";
 
+  /** The long type only {@code replica} (and its replacement) registers. */
+  static String pinnedType(String replica) {
+    return "effect.pinned." + replica;
+  }
+
+  /** The long type or a pinned one: handlers that run longer than the lease. */
+  static boolean isLong(String bizType) {
+    return LONG_TYPE.equals(bizType) || bizType.startsWith("effect.pinned.");
+  }
+
   static final Duration LEASE = Duration.ofSeconds(8);
   static final Duration WRITE_BACK_MARGIN = Duration.ofMillis(500);
   static final Duration HANDLER_TIMEOUT = Duration.ofSeconds(2);
@@ -52,6 +62,9 @@ public final class FaultWorker {
    * carries is the one its handler runs under.
    */
   static HandlerConfig policy(String type) {
+    if (isLong(type)) {
+      type = LONG_TYPE;
+    }
     return switch (type) {
       case TYPE ->
           HandlerConfig.builder()
@@ -151,51 +164,38 @@ public final class FaultWorker {
               });
         },
         policy(TYPE));
-    try {
-      lm.register(
-          LONG_TYPE,
-          m ->
-              rec.run(
-                  m,
-                  d -> {
-                    if (m.idemKey().startsWith("stubborn-")) {
-                      // ignores the interrupt of a graceful stop and outlives its shutdown
-                      // timeout, ending before its lease: no other delivery may start meanwhile
-                      d.outcome = "stubborn-ok";
-                      hangIgnoringInterrupts(STUBBORN.toMillis());
-                      apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
-                      return;
-                    }
-                    // a legitimate handler that runs longer than the lease: the replica must
-                    // keep its lease alive meanwhile; interruptible (a graceful stop interrupts)
-                    d.outcome = "long-interrupted";
-                    Thread.sleep(LONG_HANDLER.toMillis());
-                    d.outcome = "error";
+    io.localmessage.Handler longHandler =
+        m ->
+            rec.run(
+                m,
+                d -> {
+                  if (m.idemKey().startsWith("stubborn-")) {
+                    // ignores the interrupt of a graceful stop and outlives its shutdown timeout,
+                    // ending before its lease: no other delivery may start meanwhile
+                    d.outcome = "stubborn-ok";
+                    hangIgnoringInterrupts(STUBBORN.toMillis());
                     apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
-                    d.outcome = "ok";
-                  }),
-          policy(LONG_TYPE));
-    } catch (IllegalArgumentException e) {
-      // an engine that cannot run a handler longer than its lease refuses the policy: the long
-      // tickets then never run longer than the lease, and the suite reports that fault as unfired
-      System.out.println("LONG_POLICY_REFUSED " + e.getMessage());
-      lm.register(
-          LONG_TYPE,
-          m ->
-              rec.run(
-                  m,
-                  d -> {
-                    d.outcome = "long-interrupted";
-                    Thread.sleep(lease.minus(Duration.ofMillis(1600)).toMillis());
-                    d.outcome = "error";
-                    apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
-                    d.outcome = "ok";
-                  }),
-          HandlerConfig.builder()
-              .maxAttempts(MAX_ATTEMPTS)
-              .concurrency(2)
-              .handlerTimeout(lease.minus(Duration.ofMillis(600)))
-              .build());
+                    return;
+                  }
+                  // a legitimate handler that runs longer than the lease: the replica must keep
+                  // its lease alive meanwhile; interruptible (a graceful stop interrupts it)
+                  d.outcome = "long-interrupted";
+                  Thread.sleep(LONG_HANDLER.toMillis());
+                  d.outcome = "error";
+                  apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
+                  d.outcome = "ok";
+                });
+    lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
+    // tickets pinned to this replica (and to the one it replaces): the suite knows which replica
+    // runs them, so it can stop that one while they are in flight
+    List<String> pinned = new ArrayList<>(List.of(replica));
+    for (String other : a.getOrDefault("also-pinned", "").split(",")) {
+      if (!other.isBlank()) {
+        pinned.add(other);
+      }
+    }
+    for (String r : pinned) {
+      lm.register(pinnedType(r), longHandler, policy(pinnedType(r)));
     }
     String bootstrap = a.get("bootstrap");
     io.localmessage.kafka.KafkaRelay relay = null;
