@@ -2,6 +2,7 @@ package io.localmessage.internal;
 
 import io.localmessage.BatchHandler;
 import io.localmessage.ConnectionCallback;
+import io.localmessage.EngineHealth;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessageException;
@@ -107,18 +108,17 @@ public final class Engine implements LocalMessages {
               + "' before");
     }
     var needed = r.config.handlerTimeout().plus(settings.writeBackMargin());
-    if (settings.lease().compareTo(needed) < 0) {
+    if (settings.maxExecutionTime().compareTo(needed) < 0) {
       throw new IllegalArgumentException(
-          "lease "
-              + settings.lease()
-              + " is shorter than the"
-              + " handler timeout "
+          "maxExecutionTime "
+              + settings.maxExecutionTime()
+              + " is shorter than the handler timeout "
               + r.config.handlerTimeout()
               + " of '"
               + r.bizType
               + "' plus the write-back margin "
               + settings.writeBackMargin()
-              + ": a slow handler would lose its lease while still running");
+              + ": the lease of a slow handler would stop being renewed while it still runs");
     }
     if (registrations.putIfAbsent(r.bizType, r) != null) {
       throw new IllegalArgumentException("biz type '" + r.bizType + "' is already registered");
@@ -247,10 +247,13 @@ public final class Engine implements LocalMessages {
               + settings.maxPayloadBytes());
     }
     Registration reg = registrations.get(m.bizType());
+    // 0: not known here, the replica that handles the ticket sets its own cap at the first claim
     int maxAttempts =
         m.maxAttempts() != null
             ? m.maxAttempts()
-            : reg != null ? reg.config.maxAttempts() : settings.defaultMaxAttempts();
+            : reg != null
+                ? reg.config.maxAttempts()
+                : settings.defaultMaxAttemptsSet() ? settings.defaultMaxAttempts() : 0;
     return new TicketRow(
         m.kind().code(),
         m.bizType(),
@@ -360,6 +363,13 @@ public final class Engine implements LocalMessages {
   }
 
   // ---------------------------------------------------------------- the rest
+
+  @Override
+  public EngineHealth health() {
+    Dispatcher d = dispatcher;
+    return new EngineHealth(
+        settings.replicaId(), started && !closed, d == null ? List.of() : d.health());
+  }
 
   @Override
   public Admin admin() {
