@@ -61,6 +61,7 @@ public final class LocalMessageAutoConfiguration {
             .writeBackMargin(properties.getWriteBackMargin())
             .shutdownTimeout(properties.getShutdownTimeout())
             .maintenanceInterval(properties.getMaintenanceInterval())
+            .loopStuckAfter(properties.getLoopStuckAfter())
             .maxPayloadBytes(properties.getMaxPayloadBytes())
             .purgeBatchSize(properties.getPurgeBatchSize())
             .writeBatchSize(properties.getWriteBatchSize())

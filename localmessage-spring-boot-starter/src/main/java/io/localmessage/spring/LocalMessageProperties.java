@@ -54,6 +54,13 @@ public final class LocalMessageProperties {
   /** How often expired last attempts are swept to DEAD and retained successes purged. */
   private Duration maintenanceInterval = Duration.ofSeconds(10);
 
+  /**
+   * How long an engine loop (poller, writer, ...) may go without a successful iteration before the
+   * health indicator reports it stuck (DOWN). Loops that run less often get at least three of their
+   * intervals.
+   */
+  private Duration loopStuckAfter = Duration.ofSeconds(30);
+
   /** The largest payload a save accepts, in bytes. */
   private int maxPayloadBytes = 1048576;
 
@@ -159,6 +166,14 @@ public final class LocalMessageProperties {
 
   public void setMaintenanceInterval(Duration maintenanceInterval) {
     this.maintenanceInterval = maintenanceInterval;
+  }
+
+  public Duration getLoopStuckAfter() {
+    return loopStuckAfter;
+  }
+
+  public void setLoopStuckAfter(Duration loopStuckAfter) {
+    this.loopStuckAfter = loopStuckAfter;
   }
 
   public int getMaxPayloadBytes() {
