@@ -57,6 +57,7 @@ public final class LocalMessageAutoConfiguration {
             .inboxTable(properties.getInboxTable())
             .concurrency(properties.getConcurrency())
             .lease(properties.getLease())
+            .maxExecutionTime(properties.getMaxExecutionTime())
             .pollInterval(properties.getPollInterval())
             .writeBackMargin(properties.getWriteBackMargin())
             .shutdownTimeout(properties.getShutdownTimeout())

@@ -38,9 +38,16 @@ public final class LocalMessageProperties {
   private int concurrency = 8;
 
   /**
-   * How long a claim holds a ticket; must cover every handler timeout plus the write-back margin.
+   * How long a claim holds a ticket before it is renewed (renewed while the handler runs); longer
+   * than twice the write-back margin.
    */
-  private Duration lease = Duration.ofMinutes(1);
+  private Duration lease = Duration.ofSeconds(30);
+
+  /**
+   * The longest a running handler's lease is renewed for; must cover every handler timeout plus the
+   * write-back margin, and be at least the lease.
+   */
+  private Duration maxExecutionTime = Duration.ofMinutes(15);
 
   /** Idle poll interval; a full batch polls again at once. */
   private Duration pollInterval = Duration.ofMillis(500);
@@ -134,6 +141,14 @@ public final class LocalMessageProperties {
 
   public void setLease(Duration lease) {
     this.lease = lease;
+  }
+
+  public Duration getMaxExecutionTime() {
+    return maxExecutionTime;
+  }
+
+  public void setMaxExecutionTime(Duration maxExecutionTime) {
+    this.maxExecutionTime = maxExecutionTime;
   }
 
   public Duration getPollInterval() {

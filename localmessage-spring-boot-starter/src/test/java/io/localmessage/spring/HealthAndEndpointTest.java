@@ -169,6 +169,33 @@ class HealthAndEndpointTest {
             });
   }
 
+  /**
+   * With {@code localmessage.auto-startup=false} the engine runs only when called ({@code
+   * runOnce()}); its loops never run on their own, so their age says nothing about being stuck.
+   */
+  @Test
+  void anEngineThatWasNeverStartedIsNotReportedStuck() {
+    runner()
+        .withPropertyValues(
+            "localmessage.table=hc_manual",
+            "localmessage.auto-startup=false",
+            "localmessage.loop-stuck-after=100ms")
+        .run(
+            ctx -> {
+              HealthIndicator health =
+                  ctx.getBean("localmessageHealthIndicator", HealthIndicator.class);
+              save(ctx, "hc.fail", "manual-1", Duration.ZERO);
+              assertThat(ctx.getBean(LocalMessages.class).runOnce()).isEqualTo(1);
+              // the poller's threshold is 3 poll intervals (300 ms): well past it, still UP
+              await()
+                  .during(Duration.ofSeconds(1))
+                  .atMost(Duration.ofSeconds(3))
+                  .untilAsserted(
+                      () -> assertThat(health.health().getStatus()).isEqualTo(Status.UP));
+              assertThat(health.health().getDetails()).containsEntry("running", false);
+            });
+  }
+
   @SuppressWarnings("unchecked")
   private static Map<String, Object> loops(Health health) {
     Object loops = health.getDetails().get("loops");
