@@ -197,6 +197,17 @@ public abstract class AbstractHardeningTest {
     fx.save(a, action("t.x", "k"));
     await().atMost(Duration.ofSeconds(10)).until(() -> started.getCount() == 0);
     a.close();
+    // still leased to a, with the attempt given back and the version moved past a's outcome
+    assertThat(fx.count("attempts = 0 AND lease_owner = 'a' AND status = 0")).isEqualTo(1);
+    assertThat(
+            Sql.count(
+                ds,
+                "SELECT COUNT(*) FROM "
+                    + fx.table
+                    + " WHERE next_retry_at > "
+                    + EngineFixture.nowSql(ds)))
+        .as("the lease end was not moved earlier")
+        .isEqualTo(1);
 
     LocalMessages b = fx.build(fx.builder().replicaId("b"));
     List<Integer> attemptsSeenByB = new CopyOnWriteArrayList<>();
@@ -488,5 +499,149 @@ public abstract class AbstractHardeningTest {
       c.rollback();
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("id = ?", kept.id()) == 0);
+  }
+
+  // ------------------------------------------------------------------ renewal, fencing, health
+
+  @Test
+  void renewalsAreCountedAndATakenOverExecutionIsFencedAndInterrupted() {
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(fx.builder().replicaId("a").lease(Duration.ofMillis(1200)).listener(counting));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicBoolean interrupted = new AtomicBoolean();
+    lm.register(
+        "t.f",
+        m -> {
+          started.countDown();
+          try {
+            TimeUnit.SECONDS.sleep(20);
+          } catch (InterruptedException e) {
+            interrupted.set(true);
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(30)).build());
+    lm.start();
+    SaveResult s = fx.save(lm, action("t.f", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> started.getCount() == 0);
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.renewed.get() >= 2);
+
+    // another replica took the ticket over (as if this one had been frozen past its lease)
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET version = version + 1, lease_owner = 'other', attempts = attempts + 1 WHERE id = ?",
+        s.id());
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.fenced.get() == 1);
+    await().atMost(Duration.ofSeconds(5)).until(interrupted::get);
+    // its outcome was dropped before any write-back: the other replica's claim stands
+    assertThat(fx.count("id = ? AND lease_owner = 'other' AND status = 0", s.id())).isEqualTo(1);
+    assertThat(counting.casConflicts.get()).isZero();
+  }
+
+  @Test
+  void anOutageLongerThanTheLeaseDropsTheOutcomeCountedAndTheTicketRunsAgain() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder()).close();
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(outage)
+                .lease(Duration.ofMillis(1200))
+                .autoCreateSchema(false)
+                .listener(counting));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register(
+        "t.o",
+        m -> {
+          if (runs.incrementAndGet() == 1) {
+            outage.down.set(true);
+          }
+        },
+        EngineFixture.config().maxAttempts(5).build());
+    lm.start();
+    fx.save(lm, action("t.o", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.writeBackDropped.get() == 1);
+    outage.down.set(false);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+    assertThat(runs.get()).isEqualTo(2);
+  }
+
+  @Test
+  void aWedgedHandlerPastMaxExecutionTimeLosesItsTicketAndItsOutcomeIsDropped() {
+    Executions ex = new Executions();
+    EngineFixture.Counting countingA = new EngineFixture.Counting();
+    HandlerConfig config =
+        EngineFixture.config().handlerTimeout(Duration.ofMillis(500)).maxAttempts(5).build();
+    LocalMessages a =
+        fx.build(
+            fx.builder()
+                .replicaId("a")
+                .lease(Duration.ofMillis(1200))
+                .maxExecutionTime(Duration.ofMillis(1200))
+                .listener(countingA));
+    a.register(
+        "t.w",
+        m -> {
+          long start = ex.enter(m);
+          try {
+            workIgnoringInterrupts(Duration.ofSeconds(5));
+          } finally {
+            ex.leave(m, "a", start);
+          }
+        },
+        // one slot, held by the wedged thread: a cannot claim the ticket again itself
+        EngineFixture.config()
+            .handlerTimeout(Duration.ofMillis(500))
+            .maxAttempts(5)
+            .concurrency(1)
+            .build());
+    a.start();
+    fx.save(a, action("t.w", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> ex.active.size() == 1);
+    LocalMessages b = fx.build(fx.builder().replicaId("b").lease(Duration.ofMillis(1200)));
+    b.register(
+        "t.w",
+        m -> {
+          long start = ex.enter(m);
+          ex.leave(m, "b", start);
+        },
+        config);
+    b.start();
+    // a's lease is no longer renewed after maxExecutionTime, so b takes the ticket over
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> countingA.casConflicts.get() == 1);
+    assertThat(ex.runs).extracting(Executions.Run::replica).containsExactly("b", "a");
+  }
+
+  @Test
+  void healthReportsAStuckPollerAndItsRecovery() throws Exception {
+    DataSource one = db.dataSource(1);
+    fx.build(fx.builder()).close();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(one)
+                .autoCreateSchema(false)
+                .loopStuckAfter(Duration.ofMillis(400))
+                .replicaId("h"));
+    lm.register("t.h", m -> {}, EngineFixture.config().build());
+    lm.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> lm.health().healthy());
+    assertThat(lm.health().loops())
+        .extracting(EngineHealth.Loop::name)
+        .containsExactly("poller", "writer", "watchdog", "renewer", "maintenance");
+    assertThat(lm.health().running()).isTrue();
+    try (Connection held = one.getConnection()) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  lm.health().loops().stream()
+                      .anyMatch(l -> l.name().equals("poller") && l.stuck()));
+      assertThat(lm.health().healthy()).isFalse();
+      assertThat(held.isValid(1)).isTrue();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> lm.health().healthy());
   }
 }

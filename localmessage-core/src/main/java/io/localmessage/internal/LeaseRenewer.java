@@ -114,6 +114,12 @@ final class LeaseRenewer {
         c[0]++;
         continue;
       }
+      Execution e = owner.get(m);
+      if (!e.inside()) {
+        // the thread left while the statement ran, and its outcome may already be written (the
+        // row gone or changed by it): the write-back's own version check decides, not a fence
+        continue;
+      }
       m.fence();
       c[1]++;
       log.warn(
@@ -124,7 +130,6 @@ final class LeaseRenewer {
           m.id(),
           m.idemKey(),
           m.attempt());
-      Execution e = owner.get(m);
       if (e.messages.stream().allMatch(ClaimedMessage::fenced)) {
         e.interruptFenced();
       }

@@ -174,9 +174,13 @@ final class WriteBehind {
         pending.forEach(i -> safeRun(i.onWritten()));
         return;
       }
-      pending = dropExpired(bizType, pending);
-      if (pending.isEmpty()) {
-        return;
+      if (attempt > 0) {
+        // a late outcome is always tried once (the version check keeps it safe); only retries
+        // stop at the deadline
+        pending = dropExpired(bizType, pending);
+        if (pending.isEmpty()) {
+          return;
+        }
       }
       try {
         done(bizType, pending, writeNow(pending));

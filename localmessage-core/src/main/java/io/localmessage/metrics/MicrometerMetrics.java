@@ -113,6 +113,27 @@ public final class MicrometerMetrics implements EngineListener {
   }
 
   @Override
+  public void leaseRenewed(String bizType, int count) {
+    Counter.builder(P + "lease.renewals")
+        .tag("biz_type", bizType)
+        .register(registry)
+        .increment(count);
+  }
+
+  @Override
+  public void fenced(String bizType, int count) {
+    Counter.builder(P + "fenced").tag("biz_type", bizType).register(registry).increment(count);
+  }
+
+  @Override
+  public void writeBackDropped(String bizType, int count) {
+    Counter.builder(P + "writeback.dropped")
+        .tag("biz_type", bizType)
+        .register(registry)
+        .increment(count);
+  }
+
+  @Override
   public void expiredLastAttempt(int count) {
     Counter.builder(P + "expired.last.attempt").register(registry).increment(count);
   }
