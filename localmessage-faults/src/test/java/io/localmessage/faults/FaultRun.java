@@ -327,7 +327,7 @@ final class FaultRun {
           phases.outages.add(new long[] {from, from + PROXY_OUTAGE.toMillis()});
           cut = true;
         }
-        if (rolling == null && progress > 0.6) {
+        if (rolling == null && progress > 0.6 && freeze != null && !freeze.isAlive()) {
           rolling = phase("fault-rolling-restart", this::rollingRestartPhase);
         }
       }
@@ -401,7 +401,7 @@ final class FaultRun {
     String key = null;
     for (int tries = 0; w == null && tries < 10; tries++) {
       key = "long-freeze-" + tries;
-      saveLongTickets(List.of(key));
+      saveTickets(FaultWorker.FREEZE_TYPE, List.of(key));
       String holder = null;
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       while (holder == null && System.nanoTime() < until) {
@@ -458,7 +458,9 @@ final class FaultRun {
   private void rollingRestartPhase() throws Exception {
     List<Worker> todo =
         new ArrayList<>(
-            workers.stream().filter(w -> w.process.isAlive() && w.killedMs < 0).toList());
+            workers.stream()
+                .filter(w -> w.process.isAlive() && w.killedMs < 0 && !w.busy)
+                .toList());
     for (Worker pick : todo) {
       pick.busy = true; // no random kill from here: its pinned tickets need it or its successor
       if (!pick.process.isAlive() || pick.killedMs >= 0) {
@@ -468,9 +470,12 @@ final class FaultRun {
       // both pinned to this replica so they are in flight on it when it stops
       String type = FaultWorker.pinnedType(pick.replica);
       String stubborn = "stubborn-roll-" + pick.replica;
-      saveTickets(type, List.of("long-roll-" + pick.replica, stubborn));
+      String interruptible = "long-roll-" + pick.replica;
+      saveTickets(type, List.of(interruptible, stubborn));
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (System.nanoTime() < until && longInFlight(pick.replica) < 2) {
+      while (System.nanoTime() < until
+          && !(pick.replica.equals(holderOf(stubborn))
+              && pick.replica.equals(holderOf(interruptible)))) {
         waitQuietly(Duration.ofMillis(50));
       }
       note("graceful stop of " + pick.replica);
@@ -518,10 +523,6 @@ final class FaultRun {
         replica,
         stopAt,
         after);
-  }
-
-  private void saveLongTickets(List<String> keys) throws SQLException {
-    saveTickets(FaultWorker.LONG_TYPE, keys);
   }
 
   private void saveTickets(String type, List<String> keys) throws SQLException {
@@ -596,14 +597,6 @@ final class FaultRun {
             replica,
             at,
             at);
-  }
-
-  private long longInFlight(String replica) {
-    return count(
-        effects,
-        "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type <> ? AND ended_ms IS NULL",
-        replica,
-        FaultWorker.TYPE);
   }
 
   private int longInFlightAt(String replica, long at) {

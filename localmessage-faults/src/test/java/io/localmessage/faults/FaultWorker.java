@@ -34,6 +34,12 @@ public final class FaultWorker {
   /** Runs longer than the lease on purpose: the engine must renew the lease meanwhile. */
   static final String LONG_TYPE = "effect.long";
 
+  /**
+   * The long handler of the freeze phase, in a type of its own so that no backlog of other long
+   * tickets delays its takeover.
+   */
+  static final String FREEZE_TYPE = "effect.freeze";
+
   /** The long type only {@code replica} (and its replacement) registers. */
   static String pinnedType(String replica) {
     return "effect.pinned." + replica;
@@ -41,7 +47,9 @@ public final class FaultWorker {
 
   /** The long type or a pinned one: handlers that run longer than the lease. */
   static boolean isLong(String bizType) {
-    return LONG_TYPE.equals(bizType) || bizType.startsWith("effect.pinned.");
+    return LONG_TYPE.equals(bizType)
+        || FREEZE_TYPE.equals(bizType)
+        || bizType.startsWith("effect.pinned.");
   }
 
   static final Duration LEASE = Duration.ofSeconds(8);
@@ -186,6 +194,7 @@ public final class FaultWorker {
                   d.outcome = "ok";
                 });
     lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
+    lm.register(FREEZE_TYPE, longHandler, policy(FREEZE_TYPE));
     // tickets pinned to this replica (and to the one it replaces): the suite knows which replica
     // runs them, so it can stop that one while they are in flight
     List<String> pinned = new ArrayList<>(List.of(replica));
