@@ -136,6 +136,11 @@ final class DeliveryAudit {
       workers.put(w.replica, w);
     }
     Result r = new Result();
+    List<Claim> claims = loadClaims(tickets);
+    Map<String, List<Claim>> claimsByKey = new HashMap<>();
+    for (Claim c : claims) {
+      claimsByKey.computeIfAbsent(c.key(), k -> new ArrayList<>()).add(c);
+    }
     Map<String, List<Exec>> byTicket = new HashMap<>();
     for (Exec e : loadExecs(effects)) {
       byTicket.computeIfAbsent(e.bizType() + "/" + e.key(), k -> new ArrayList<>()).add(e);
@@ -185,7 +190,13 @@ final class DeliveryAudit {
             r.sample("re-executed after ok around an outage: " + d + " then " + next);
           } else {
             r.reexecAfterOk++;
-            r.sample("re-executed after ok: " + d + " then " + next + fate(w, d.end()));
+            r.sample(
+                "re-executed after ok: "
+                    + d
+                    + " then "
+                    + next
+                    + fate(w, d.end())
+                    + claimsOf(claimsByKey.get(d.key()), d.end()));
           }
         }
         for (int j = i + 1; j < list.size(); j++) {
@@ -200,7 +211,13 @@ final class DeliveryAudit {
             r.overlapsOnFrozen++;
           } else {
             r.overlaps++;
-            r.sample("overlap: " + d + " with " + later + fate(w, d.start()));
+            r.sample(
+                "overlap: "
+                    + d
+                    + " with "
+                    + later
+                    + fate(w, d.start())
+                    + claimsOf(claimsByKey.get(d.key()), d.start()));
           }
         }
         if (i + 1 < list.size()) {
@@ -226,7 +243,7 @@ final class DeliveryAudit {
         }
       }
     }
-    for (Claim c : loadClaims(tickets)) {
+    for (Claim c : claims) {
       r.claims++;
       // a claim takes only a due ticket by the database clock: a lease end later than the claim
       // (beyond the millisecond rounding of the log) means a live lease was ignored
@@ -299,6 +316,26 @@ final class DeliveryAudit {
         rel(w.frozenFromMs, t),
         rel(w.frozenToMs, t),
         rel(w.stopMs, t));
+  }
+
+  /** A ticket's claims relative to {@code t}: when, from whom, to whom, the old lease end. */
+  private static String claimsOf(List<Claim> claims, long t) {
+    if (claims == null) {
+      return " claims: none";
+    }
+    StringBuilder b = new StringBuilder(" claims:");
+    for (Claim c : claims) {
+      b.append(
+          String.format(
+              " [%+d %s->%s attempts %d->%d lease end %+d]",
+              c.at() - t,
+              c.oldOwner(),
+              c.newOwner(),
+              c.oldAttempts(),
+              c.newAttempts(),
+              c.oldLeaseEnd() - t));
+    }
+    return b.toString();
   }
 
   private static String rel(long at, long t) {

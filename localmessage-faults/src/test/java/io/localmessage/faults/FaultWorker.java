@@ -124,11 +124,13 @@ public final class FaultWorker {
     lm.register(
         TYPE,
         m -> {
+          long entered = System.currentTimeMillis();
           String key = m.idemKey();
           counters.deliveries.incrementAndGet();
           log(fxPool, key, replica, m.attempt(), "delivery");
           rec.run(
               m,
+              entered,
               d -> {
                 if (key.startsWith("perm-")) {
                   d.outcome = "perm";
@@ -512,6 +514,11 @@ public final class FaultWorker {
     }
 
     void run(io.localmessage.Message m, Body body) throws Exception {
+      run(m, System.currentTimeMillis(), body);
+    }
+
+    /** {@code entered}: when the handler was entered, before any I/O of the suite's own. */
+    void run(io.localmessage.Message m, long entered, Body body) throws Exception {
       String nonce = replica + "-" + seq.incrementAndGet();
       try (Connection c = fx.getConnection();
           PreparedStatement ps =
@@ -525,7 +532,7 @@ public final class FaultWorker {
         ps.setString(4, replica);
         ps.setInt(5, m.attempt());
         ps.setInt(6, m.maxAttempts());
-        ps.setLong(7, System.currentTimeMillis());
+        ps.setLong(7, entered);
         ps.executeUpdate();
       }
       inFlight.enter();
