@@ -275,6 +275,7 @@ final class FaultRun {
     long killEveryNanos = plan.killEvery().toNanos();
     long nextKill = System.nanoTime() + killEveryNanos;
     long deadline = System.nanoTime() + plan.deadline().toNanos();
+    long nextPendingNote = 0;
     while (producer.isAlive() || pending() > 0 || alive(freeze) || alive(rolling)) {
       if (System.nanoTime() > deadline) {
         break;
@@ -330,6 +331,10 @@ final class FaultRun {
         if (rolling == null && progress > 0.6 && freeze != null && !freeze.isAlive()) {
           rolling = phase("fault-rolling-restart", this::rollingRestartPhase);
         }
+      }
+      if (!producer.isAlive() && System.nanoTime() >= nextPendingNote) {
+        note("pending by type: " + pendingByType());
+        nextPendingNote = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       }
       waitQuietly(Duration.ofMillis(200));
     }
@@ -834,6 +839,37 @@ final class FaultRun {
         waitQuietly(Duration.ofMillis(200));
       }
     }
+  }
+
+  /** What is still pending, by type and whether it is due, for the run's story. */
+  private String pendingByType() {
+    String now =
+        ticketsDb.kind() == TestDatabase.Kind.MARIADB ? "UTC_TIMESTAMP(3)" : "CURRENT_TIMESTAMP";
+    StringBuilder b = new StringBuilder();
+    try (Connection c = tickets.getConnection();
+        Statement st = c.createStatement();
+        java.sql.ResultSet rs =
+            st.executeQuery(
+                "SELECT biz_type, COUNT(*), SUM(CASE WHEN next_retry_at <= "
+                    + now
+                    + " THEN 1 ELSE 0 END), SUM(CASE WHEN lease_owner IS NULL THEN 0 ELSE 1 END),"
+                    + " MAX(attempts) FROM "
+                    + FaultWorker.TABLE
+                    + " WHERE status = 0 GROUP BY biz_type")) {
+      while (rs.next()) {
+        b.append(
+            String.format(
+                "%s=%d (due %d, leased %d, max attempts %d) ",
+                rs.getString(1),
+                rs.getLong(2),
+                rs.getLong(3),
+                rs.getLong(4),
+                rs.getLong(5)));
+      }
+    } catch (SQLException | RuntimeException e) {
+      b.append("unknown: ").append(e.getMessage());
+    }
+    return b.toString();
   }
 
   private long pending() {
