@@ -122,10 +122,26 @@ final class FaultRun {
     /** Frozen or being stopped by a phase: not a victim for the random kills. */
     volatile boolean busy;
 
-    Worker(String replica, Process process) {
+    final File log;
+    private volatile boolean ready;
+
+    Worker(String replica, Process process, File log) {
       this.replica = replica;
       this.process = process;
+      this.log = log;
       this.startedMs = System.currentTimeMillis();
+    }
+
+    /** Whether it has started its engine (a slow start on a busy machine is not a kill target). */
+    boolean ready() {
+      if (!ready) {
+        try {
+          ready = java.nio.file.Files.readString(log.toPath()).contains("READY " + replica);
+        } catch (IOException | java.io.UncheckedIOException e) {
+          return false;
+        }
+      }
+      return ready;
     }
   }
 
@@ -906,12 +922,9 @@ final class FaultRun {
                 "--exhaust-after-ms=" + exhaustAfterMs,
                 "--also-pinned=" + alsoPinned,
                 "--bootstrap=" + (broker == null ? "" : broker.bootstrap())));
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectErrorStream(true)
-            .redirectOutput(new File(logDir, replica + ".log"))
-            .start();
-    workers.add(new Worker(replica, p));
+    File log = new File(logDir, replica + ".log");
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start();
+    workers.add(new Worker(replica, p, log));
   }
 
   private long eventDistinct() {
@@ -937,7 +950,9 @@ final class FaultRun {
 
   private boolean killRandomWorker() throws InterruptedException {
     List<Worker> alive =
-        workers.stream().filter(w -> w.process.isAlive() && !w.busy && w.stopMs < 0).toList();
+        workers.stream()
+            .filter(w -> w.process.isAlive() && !w.busy && w.stopMs < 0 && w.ready())
+            .toList();
     if (alive.isEmpty()) {
       return false;
     }
