@@ -56,7 +56,10 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
     // without wake-ups a ticket waits for the worker's next poll (10 s away)
     LocalMessages quiet = fx.build(fx.builder().replicaId("quiet").wakeUps(false));
     quiet.inTransaction(c -> quiet.save(c, action("t.w", "k0")));
-    await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(2)).until(() -> ran.get() == 0);
+    await()
+        .during(Duration.ofMillis(1500))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> ran.get() == 0);
 
     LocalMessages producer = fx.build(fx.builder().replicaId("producer"));
     long t0 = System.nanoTime();
@@ -74,10 +77,15 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
     LocalMessages w = worker("w-kill", ran);
     String app = "localmessage-listener-w-kill";
     long before =
-        Sql.count(ds, "SELECT COALESCE(MAX(pid), 0) FROM pg_stat_activity WHERE application_name = ?", app);
+        Sql.count(
+            ds,
+            "SELECT COALESCE(MAX(pid), 0) FROM pg_stat_activity WHERE application_name = ?",
+            app);
     assertThat(before).isPositive();
     Sql.count(
-        ds, "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?", app);
+        ds,
+        "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?",
+        app);
     await()
         .atMost(Duration.ofSeconds(10))
         .until(

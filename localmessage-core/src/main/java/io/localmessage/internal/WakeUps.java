@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * connection in autocommit, outside the business transaction (which so pays nothing for it). The
  * first request after a quiet window is sent at once.
  *
- * <p>Receiving: one connection taken from the data source for as long as the engine runs (size
- * the pool one larger), listening on a channel named after the ticket table. A notification from
+ * <p>Receiving: one connection taken from the data source for as long as the engine runs (size the
+ * pool one larger), listening on a channel named after the ticket table. A notification from
  * another replica wakes the poller for one claim round. When the connection drops, it reconnects
  * with backoff (100 ms doubling to 5 s) and polls once after reconnecting; polling at the
  * configured interval goes on meanwhile, so a lost notification costs at most what polling costs
