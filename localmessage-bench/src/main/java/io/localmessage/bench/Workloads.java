@@ -123,7 +123,8 @@ final class Workloads {
         }
       }
     }
-    if (o.runs("idle") && pg()) {
+    if (o.runs("idle")) {
+      // every database: adaptive polling must cost nothing extra when idle
       for (int poll : new int[] {500, 100}) {
         measure(
             d + ".idle.engine." + poll,
@@ -131,6 +132,8 @@ final class Workloads {
             sc -> IdleCost.engine(sc, java.time.Duration.ofMillis(poll), o.idleDuration()),
             "statements/s");
       }
+    }
+    if (o.runs("idle") && pg()) {
       measure(
           d + ".idle.dbscheduler",
           "idle db-scheduler",
@@ -378,14 +381,16 @@ final class Workloads {
           }
         }
       }
-      if (o.runs("idle") && pg) {
+      if (o.runs("idle")) {
         r.row(
             "idle",
             d,
-            "engine, poll 500 ms (default, wake-ups listening)",
+            pg ? "engine, poll 500 ms (default, wake-ups listening)" : "engine, poll 500 ms",
             "statements/s",
             d + ".idle.engine.500");
         r.row("idle", d, "engine, poll 100 ms", "statements/s", d + ".idle.engine.100");
+      }
+      if (o.runs("idle") && pg) {
         r.row("idle", d, "db-scheduler, poll 100 ms", "statements/s", d + ".idle.dbscheduler");
       }
       if (o.runs("kafka") && pg) {
