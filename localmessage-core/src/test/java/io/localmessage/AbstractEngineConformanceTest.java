@@ -231,7 +231,25 @@ public abstract class AbstractEngineConformanceTest {
         .hasMessage("concurrency must be between 1 and 1024, was 0");
     assertThatThrownBy(() -> LocalMessages.builder(ds).lease(Duration.ofMillis(1)))
         .hasMessageContaining("lease must be between");
-    LocalMessages lm = fx.build(fx.builder().lease(Duration.ofSeconds(10)));
+    assertThatThrownBy(() -> fx.builder().lease(Duration.ofSeconds(1)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lease PT1S must be longer than twice the write-back margin PT0.5S");
+    assertThatThrownBy(() -> fx.builder().maxExecutionTime(Duration.ofMillis(10)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxExecutionTime must be between");
+    assertThatThrownBy(
+            () ->
+                fx.builder()
+                    .lease(Duration.ofSeconds(10))
+                    .maxExecutionTime(Duration.ofSeconds(9))
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxExecutionTime PT9S must not be shorter than the lease PT10S");
+    LocalMessages lm =
+        fx.build(
+            fx.builder().lease(Duration.ofSeconds(10)).maxExecutionTime(Duration.ofSeconds(20)));
+    // a handler timeout longer than the lease is fine (the lease is renewed), but not one that the
+    // renewal cap would cut short
     assertThatThrownBy(
             () ->
                 lm.register(
@@ -239,8 +257,10 @@ public abstract class AbstractEngineConformanceTest {
                     m -> {},
                     HandlerConfig.builder().handlerTimeout(Duration.ofSeconds(30)).build()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("lease PT10S is shorter than the handler timeout PT30S")
+        .hasMessageContaining("maxExecutionTime PT20S is shorter than the handler timeout PT30S")
         .hasMessageContaining("write-back margin PT0.5S");
+    lm.register(
+        "t.long", m -> {}, EngineFixture.config().handlerTimeout(Duration.ofSeconds(15)).build());
     lm.register("t.a", m -> {}, EngineFixture.config().build());
     assertThatThrownBy(() -> lm.register("t.a", m -> {}, EngineFixture.config().build()))
         .hasMessage("biz type 't.a' is already registered");
@@ -535,7 +555,7 @@ public abstract class AbstractEngineConformanceTest {
         ds,
         "UPDATE "
             + fx.table
-            + " SET attempts = max_attempts, lease_owner = 'gone', next_retry_at = "
+            + " SET attempts = 1, max_attempts = 1, lease_owner = 'gone', next_retry_at = "
             + store.dialect().plusMillis(store.dialect().now())
             + " WHERE id = ?",
         -3_600_000L,
