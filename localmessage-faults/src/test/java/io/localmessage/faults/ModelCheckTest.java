@@ -31,7 +31,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ModelCheckTest {
   private static final Path MODEL = Path.of("..", "model", "lifecycle.pml").toAbsolutePath();
   private static final Path WORK = Path.of("target", "model-check").toAbsolutePath();
-  private static final long STEP_TIMEOUT_SECONDS = 300; // a loaded CI machine; a run takes < 15 s of CPU
+  // generous for a loaded CI machine: no step takes more than 15 s of CPU
+  private static final long STEP_TIMEOUT_SECONDS = 300;
 
   @BeforeAll
   static void toolsPresent() throws Exception {
