@@ -86,7 +86,9 @@ class ModelCheckTest {
   @MethodSource("brokenDesigns")
   void brokenDesignIsCaught(String name, List<String> defines, String expected) throws Exception {
     Result r = check(name, defines, Mode.COUNTEREXAMPLE);
-    assertThat(r.errors).as("%s must produce a counterexample%n%s", name, r.describe()).isPositive();
+    assertThat(r.errors)
+        .as("%s must produce a counterexample%n%s", name, r.describe())
+        .isPositive();
     assertThat(r.trail).as(r.describe()).anyMatch(l -> l.contains(expected));
   }
 
