@@ -291,7 +291,7 @@ final class FaultRun {
     long killEveryNanos = plan.killEvery().toNanos();
     long nextKill = System.nanoTime() + killEveryNanos;
     long deadline = System.nanoTime() + plan.deadline().toNanos();
-    long nextPendingNote = 0;
+    long nextPendingNote = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
     while (producer.isAlive() || pending() > 0 || alive(freeze) || alive(rolling)) {
       if (System.nanoTime() > deadline) {
         break;
@@ -348,7 +348,7 @@ final class FaultRun {
           rolling = phase("fault-rolling-restart", this::rollingRestartPhase);
         }
       }
-      if (!producer.isAlive() && System.nanoTime() >= nextPendingNote) {
+      if (System.nanoTime() >= nextPendingNote) {
         note("pending by type: " + pendingByType());
         nextPendingNote = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       }
@@ -507,8 +507,9 @@ final class FaultRun {
       } catch (IOException ignored) {
         // already gone
       }
-      // its successor registers the pinned type, to finish what the stop gave back or kept
-      startWorker(-1, pick.replica);
+      // its successor registers the pinned type, to finish what the stop gave back or kept; it
+      // is never a kill target, or the pinned tickets would wait for a replica that never comes
+      startWorker(-1, pick.replica).busy = true;
       if (!pick.process.waitFor(60, TimeUnit.SECONDS)) {
         phases.problems.add(pick.replica + " did not stop within 60 s");
         pick.process.destroyForcibly();
@@ -900,7 +901,7 @@ final class FaultRun {
     startWorker(exhaustAfterMs, "");
   }
 
-  private void startWorker(long exhaustAfterMs, String alsoPinned) throws IOException {
+  private Worker startWorker(long exhaustAfterMs, String alsoPinned) throws IOException {
     String replica = "w" + replicaSeq.incrementAndGet();
     String cp =
         System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -924,7 +925,9 @@ final class FaultRun {
                 "--bootstrap=" + (broker == null ? "" : broker.bootstrap())));
     File log = new File(logDir, replica + ".log");
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start();
-    workers.add(new Worker(replica, p, log));
+    Worker w = new Worker(replica, p, log);
+    workers.add(w);
+    return w;
   }
 
   private long eventDistinct() {
