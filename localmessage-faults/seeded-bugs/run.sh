@@ -93,7 +93,8 @@ for bug in "${BUGS[@]}"; do
     CAUGHT[$bug]=NO
   fi
   # the soft assertions' descriptions of what failed, once each
-  WHICH[$bug]=$(grep -o '^\[[^]]*\] *$' "$log" | sed 's/ *$//' | sort -u | paste -sd ';' - || true)
+  WHICH[$bug]=$(grep -o '^\[[^]]*\] *$' "$log" | grep -v '^\[\(ERROR\|INFO\|WARNING\)\]' \
+    | sed 's/ *$//' | sort -u | paste -sd ';' - || true)
   echo "    caught: ${CAUGHT[$bug]}  ${WHICH[$bug]}"
 done
 
