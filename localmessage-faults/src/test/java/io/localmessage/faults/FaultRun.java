@@ -480,7 +480,7 @@ final class FaultRun {
     List<Worker> todo =
         new ArrayList<>(
             workers.stream()
-                .filter(w -> w.process.isAlive() && w.killedMs < 0 && !w.busy)
+                .filter(w -> w.process.isAlive() && w.killedMs < 0 && !w.busy && w.ready())
                 .toList());
     for (Worker pick : todo) {
       pick.busy = true; // no random kill from here: its pinned tickets need it or its successor
