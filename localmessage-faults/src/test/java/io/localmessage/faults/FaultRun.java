@@ -480,11 +480,18 @@ final class FaultRun {
     List<Worker> todo =
         new ArrayList<>(
             workers.stream()
-                .filter(w -> w.process.isAlive() && w.killedMs < 0 && !w.busy && w.ready())
+                .filter(w -> w.process.isAlive() && w.killedMs < 0 && !w.busy)
                 .toList());
+    // no random kill from here: each needs to be stopped, and its pinned tickets need it or its
+    // successor
+    todo.forEach(w -> w.busy = true);
     for (Worker pick : todo) {
-      pick.busy = true; // no random kill from here: its pinned tickets need it or its successor
-      if (!pick.process.isAlive() || pick.killedMs >= 0) {
+      long ready = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!pick.ready() && pick.process.isAlive() && System.nanoTime() < ready) {
+        waitQuietly(Duration.ofMillis(100)); // a replacement still starting on a busy machine
+      }
+      if (!pick.process.isAlive() || pick.killedMs >= 0 || !pick.ready()) {
+        phases.problems.add(pick.replica + " never started, so it was not restarted");
         continue;
       }
       // a long handler a stop interrupts, and a stubborn one that outlives the shutdown timeout,
