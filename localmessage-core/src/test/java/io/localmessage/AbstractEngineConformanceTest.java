@@ -407,6 +407,10 @@ public abstract class AbstractEngineConformanceTest {
     SaveResult s = fx.save(a, action("t.a", "k"));
     a.start();
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+    // a live lease refuses the cancel; once the lease has run out the worker is stale
+    assertThatThrownBy(() -> a.admin().cancel(s.id(), "ops", "customer withdrew"))
+        .isInstanceOf(TicketInFlightException.class);
+    fx.expireLeases();
     assertThat(a.admin().cancel(s.id(), "ops", "customer withdrew")).isTrue();
     release.countDown();
     await().atMost(Duration.ofSeconds(10)).until(() -> counting.casConflicts.get() == 1);
