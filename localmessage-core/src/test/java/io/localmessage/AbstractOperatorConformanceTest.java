@@ -172,6 +172,47 @@ public abstract class AbstractOperatorConformanceTest {
   }
 
   @Test
+  void autoCreateSchemaBringsAFirstVersionSchemaUpToDateAndKeepsItsRows() throws Exception {
+    String t = fx.table;
+    io.localmessage.spi.Dialect dialect;
+    try (Connection c = ds.getConnection()) {
+      dialect = io.localmessage.jdbc.Dialects.detect(c);
+    }
+    String v1 =
+        io.localmessage.jdbc.SchemaScripts.read(dialect.schemaResource())
+            .replaceAll("(ix|uk)_local_message", "$1_" + t)
+            .replaceAll("ix_local_inbox", "ix_" + t + "_inbox")
+            .replace("local_message", t)
+            .replace("local_inbox", t + "_inbox");
+    try (Connection c = ds.getConnection();
+        Statement st = c.createStatement()) {
+      for (String sql : io.localmessage.jdbc.SchemaScripts.split(v1)) {
+        st.execute(sql);
+      }
+    }
+    Sql.update(
+        ds,
+        "INSERT INTO "
+            + t
+            + " (kind, biz_type, idem_key, max_attempts, next_retry_at, created_at, updated_at)"
+            + " VALUES (1, 't.a', 'k', 3, "
+            + hoursAgo(0)
+            + ", "
+            + hoursAgo(0)
+            + ", "
+            + hoursAgo(0)
+            + ")");
+    LocalMessages lm = fx.build(fx.builder());
+    fx.build(fx.builder()); // a second start finds nothing left to do
+    assertThat(fx.save(lm, action("t.a", "k")).duplicate()).isTrue();
+    assertThat(fx.save(lm, action("t.a", "k ")).duplicate()).isFalse();
+    assertThat(fx.count("requeued_at IS NULL")).isEqualTo(2);
+    Inbox inbox = Inbox.create(ds, t + "_inbox", null);
+    assertThat(inbox.applyOnceInTransaction("c", "m", c -> {})).isTrue();
+    assertThat(inbox.applyOnceInTransaction("c", "m ", c -> {})).isTrue();
+  }
+
+  @Test
   void longestKeysOfFourByteCharactersFitAndReadBackUnchanged() {
     LocalMessages lm = fx.build(fx.builder());
     String key = "\uD83D\uDE00".repeat(NewMessage.MAX_IDEM_KEY_LENGTH / 2);
