@@ -78,6 +78,12 @@ public interface LocalMessages extends AutoCloseable {
    */
   int runOnce();
 
+  /**
+   * The state of the engine's background loops (poller, writer, timeout watchdog, lease renewer,
+   * maintenance): when each last succeeded and whether one is stuck.
+   */
+  EngineHealth health();
+
   /** Operator actions and queries. */
   Admin admin();
 
@@ -88,9 +94,13 @@ public interface LocalMessages extends AutoCloseable {
   String replicaId();
 
   /**
-   * Graceful stop (DESIGN invariant 8): stops claiming, waits for in-flight handlers up to the
-   * shutdown timeout, writes back their outcomes, then releases the leases it still holds so other
-   * replicas take those tickets at once.
+   * Graceful stop: stops claiming, waits for in-flight handlers up to the shutdown timeout and
+   * writes back their outcomes. Handlers still running then are interrupted; those that leave the
+   * handler within a short grace give their attempt back and their tickets are due at once on
+   * another replica (a handler that returned normally is still recorded as a success). A handler
+   * that ignores the interrupt keeps its ticket's lease until the lease ends, so no other replica
+   * runs the ticket while it may still be running here; its attempt is given back and its late
+   * outcome is dropped. Leases are not renewed after close.
    */
   @Override
   void close();

@@ -19,7 +19,7 @@ public final class LocalMessagesBuilder {
   public static final String DEFAULT_TABLE = "local_message";
   public static final String DEFAULT_INBOX_TABLE = "local_inbox";
   public static final int DEFAULT_CONCURRENCY = 8;
-  public static final Duration DEFAULT_LEASE = Duration.ofMinutes(1);
+  public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
   public static final Duration DEFAULT_WRITE_BACK_MARGIN = Duration.ofSeconds(5);
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
@@ -27,6 +27,8 @@ public final class LocalMessagesBuilder {
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
   public static final int DEFAULT_PURGE_BATCH_SIZE = 1000;
   public static final int DEFAULT_WRITE_BATCH_SIZE = 500;
+  public static final Duration DEFAULT_MAX_EXECUTION_TIME = Duration.ofMinutes(15);
+  public static final Duration DEFAULT_LOOP_STUCK_AFTER = Duration.ofSeconds(30);
 
   /** A plain SQL identifier, optionally schema-qualified; short enough for the derived names. */
   private static final Pattern TABLE_NAME =
@@ -46,6 +48,10 @@ public final class LocalMessagesBuilder {
   private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
   private int writeBatchSize = DEFAULT_WRITE_BATCH_SIZE;
   private int defaultMaxAttempts = HandlerConfig.DEFAULT_MAX_ATTEMPTS;
+  private boolean defaultMaxAttemptsSet;
+  private Duration maxExecutionTime = DEFAULT_MAX_EXECUTION_TIME;
+  private Duration loopStuckAfter = DEFAULT_LOOP_STUCK_AFTER;
+  private boolean wakeUps = true;
   private Dialect dialect;
   private boolean autoCreateSchema;
   private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
@@ -89,15 +95,17 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * How long a claim holds a ticket: 100 ms to 24 h. Must cover every registered handler timeout
-   * plus the write-back margin, or {@link #build()}/{@code register} refuse.
+   * How long a claim holds a ticket before another replica may take it over: 100 ms to 24 h
+   * (default 30 s). While a handler runs, its lease is renewed once a third of it has passed, so
+   * the lease need not cover the handler's timeout: it bounds how long a crashed replica's tickets
+   * wait. It must be longer than twice the write-back margin, which {@link #build()} checks.
    */
   public LocalMessagesBuilder lease(Duration lease) {
     this.lease = checkRange("lease", lease, Duration.ofMillis(100), Duration.ofHours(24));
     return this;
   }
 
-  /** Idle poll interval: 10 ms to 1 h. A full batch polls again at once. */
+  /** Idle poll interval: 10 ms to 1 h. After a full claim the poller claims again at once. */
   public LocalMessagesBuilder pollInterval(Duration pollInterval) {
     this.pollInterval =
         checkRange("pollInterval", pollInterval, Duration.ofMillis(10), Duration.ofHours(1));
@@ -154,13 +162,53 @@ public final class LocalMessagesBuilder {
     return this;
   }
 
-  /** The attempt cap of tickets saved for types not registered on this replica. */
+  /**
+   * The attempt cap of tickets saved for types not registered on this replica. Without it (the
+   * default), such a ticket takes the cap of the replica that handles it, at its first claim: a
+   * producer service that saves tickets its workers handle gets the workers' policy.
+   */
   public LocalMessagesBuilder defaultMaxAttempts(int maxAttempts) {
     if (maxAttempts < 1 || maxAttempts > 1000) {
       throw new IllegalArgumentException(
           "defaultMaxAttempts must be between 1 and 1000, was " + maxAttempts);
     }
     this.defaultMaxAttempts = maxAttempts;
+    this.defaultMaxAttemptsSet = true;
+    return this;
+  }
+
+  /**
+   * The longest a handler's lease is renewed for: 1 s to 24 h (default 15 min). A handler still
+   * running after that (a thread that ignores interrupts and never returns) no longer holds its
+   * ticket: the lease runs out and another replica may run it. Must be at least every registered
+   * handler timeout plus the write-back margin.
+   */
+  public LocalMessagesBuilder maxExecutionTime(Duration max) {
+    this.maxExecutionTime =
+        checkRange("maxExecutionTime", max, Duration.ofSeconds(1), Duration.ofHours(24));
+    return this;
+  }
+
+  /**
+   * Cross-replica wake-ups (default on; PostgreSQL only, ignored elsewhere): a ticket committed on
+   * a replica that will not run it itself, a requeue or a resume wakes the other replicas at once
+   * through {@code LISTEN}/{@code NOTIFY} instead of waiting for their next poll. A started engine
+   * with registered handlers keeps one connection of the data source for listening: size the pool
+   * one larger. Sending costs the business transaction nothing: it happens after the commit, at
+   * most once every few milliseconds per replica.
+   */
+  public LocalMessagesBuilder wakeUps(boolean enabled) {
+    this.wakeUps = enabled;
+    return this;
+  }
+
+  /**
+   * How long a background loop may go without a successful iteration before {@link
+   * LocalMessages#health()} reports it stuck: 100 ms to 1 h (default 30 s).
+   */
+  public LocalMessagesBuilder loopStuckAfter(Duration after) {
+    this.loopStuckAfter =
+        checkRange("loopStuckAfter", after, Duration.ofMillis(100), Duration.ofHours(1));
     return this;
   }
 
@@ -191,7 +239,7 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * Binds the meters of DESIGN section 6 to a Micrometer {@code MeterRegistry}. Typed as Object so
+   * Binds the library's meters (backlog, outcomes, latencies, renewals, conflicts) to a Micrometer {@code MeterRegistry}. Typed as Object so
    * the core needs Micrometer on the classpath only when this is used.
    */
   public LocalMessagesBuilder meterRegistry(Object meterRegistry) {
@@ -202,6 +250,19 @@ public final class LocalMessagesBuilder {
   public LocalMessages build() {
     if (table.equalsIgnoreCase(inboxTable)) {
       throw new IllegalArgumentException("table and inboxTable must differ, both are " + table);
+    }
+    if (lease.compareTo(writeBackMargin.multipliedBy(2)) <= 0) {
+      throw new IllegalArgumentException(
+          "lease "
+              + lease
+              + " must be longer than twice the write-back margin "
+              + writeBackMargin
+              + ": a lease is renewed once a third of it has passed, and the margin is kept"
+              + " at its end for writing the outcome back");
+    }
+    if (maxExecutionTime.compareTo(lease) < 0) {
+      throw new IllegalArgumentException(
+          "maxExecutionTime " + maxExecutionTime + " must not be shorter than the lease " + lease);
     }
     Settings settings =
         new Settings(
@@ -219,11 +280,15 @@ public final class LocalMessagesBuilder {
             purgeBatchSize,
             writeBatchSize,
             defaultMaxAttempts,
+            defaultMaxAttemptsSet,
             dialect,
             autoCreateSchema,
             EngineListener.composite(listeners),
             redactor,
-            meterRegistry);
+            meterRegistry,
+            maxExecutionTime,
+            loopStuckAfter,
+            wakeUps);
     return new Engine(settings);
   }
 

@@ -87,6 +87,39 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void renewalsAndFencedExecutionsAreCounted() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (EngineFixture fx = new EngineFixture(db.dataSource(4))) {
+      LocalMessages lm =
+          fx.build(fx.builder().lease(java.time.Duration.ofMillis(1200)).meterRegistry(registry));
+      java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+      lm.register("t.long", m -> release.await(), EngineFixture.config().build());
+      lm.start();
+      SaveResult s = fx.save(lm, NewMessage.action("t.long", "a").build());
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(5))
+          .until(
+              () ->
+                  registry.find("localmessage.lease.renewals").tag("biz_type", "t.long").counter()
+                      != null);
+      io.localmessage.testing.Sql.update(
+          fx.dataSource, "UPDATE " + fx.table + " SET version = version + 1 WHERE id = ?", s.id());
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(5))
+          .until(
+              () ->
+                  registry.find("localmessage.fenced").tag("biz_type", "t.long").counter() != null
+                      && registry
+                              .get("localmessage.fenced")
+                              .tag("biz_type", "t.long")
+                              .counter()
+                              .count()
+                          == 1.0);
+      release.countDown();
+    }
+  }
+
+  @Test
   void everyAddedListenerAndTheMeterBindingSeeEveryEvent() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     EngineFixture.Counting first = new EngineFixture.Counting();

@@ -91,7 +91,7 @@ final class SqlFloor {
     Dialect dialect = Dialects.detect(c);
     ClaimRequest request =
         new ClaimRequest(
-            List.of(new ClaimRequest.TypeLimit(Tickets.TYPE, batch, false)),
+            List.of(new ClaimRequest.TypeLimit(Tickets.TYPE, batch, false, 10)),
             LEASE_MILLIS,
             owner,
             null);

@@ -85,12 +85,15 @@ final class AdminImpl implements Admin {
     String why = reason(reason);
     // the store works through the ids in bounded chunks, whatever the purge batch size
     int moved = store.requeueDead(new ArrayList<>(ids), op, why);
+    if (moved > 0) {
+      onPauseChange.run(); // wakes this replica and the others for the requeued tickets
+    }
     log.info(
         "event=requeue requested={} moved={} operator={} reason={}",
         ids.size(),
         moved,
-        operator,
-        reason);
+        op,
+        why);
     return moved;
   }
 
@@ -117,12 +120,15 @@ final class AdminImpl implements Admin {
       }
       moved += n;
     }
+    if (moved > 0) {
+      onPauseChange.run();
+    }
     log.info(
         "event=requeue_all biz_type={} moved={} operator={} reason={}",
         bizType,
         moved,
-        operator,
-        reason);
+        op,
+        why);
     return moved;
   }
 

@@ -7,18 +7,55 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
 
-/** The {@link Message} handed to handlers: a view of a claimed row. */
+/**
+ * The {@link Message} handed to handlers: a view of a claimed row, plus what this replica knows
+ * about its lease: when it ends (a conservative {@code System.nanoTime()} estimate: measured from
+ * before the claim or renewal statement, so the database's lease end is never earlier) and whether
+ * a renewal found it taken over (fenced).
+ */
 final class ClaimedMessage implements Message {
   private final ClaimedRow row;
   private final Map<String, String> headers;
+  private final MessageKind kind;
+  private volatile long leaseEndNanos;
+  private volatile long renewedAtNanos;
+  private volatile boolean fenced;
 
-  ClaimedMessage(ClaimedRow row) {
+  /**
+   * Decodes a claimed row; throws {@link IllegalArgumentException} when a column cannot be read
+   * (headers that are not the JSON object the library writes, an unknown kind).
+   */
+  ClaimedMessage(ClaimedRow row, long claimStartNanos, long leaseNanos) {
     this.row = row;
     this.headers = HeadersCodec.decode(row.headersJson());
+    this.kind = MessageKind.ofCode(row.kind());
+    this.leaseEndNanos = claimStartNanos + leaseNanos;
+    this.renewedAtNanos = claimStartNanos;
   }
 
   ClaimedRow row() {
     return row;
+  }
+
+  long leaseEndNanos() {
+    return leaseEndNanos;
+  }
+
+  long renewedAtNanos() {
+    return renewedAtNanos;
+  }
+
+  void renewed(long startNanos, long leaseNanos) {
+    renewedAtNanos = startNanos;
+    leaseEndNanos = startNanos + leaseNanos;
+  }
+
+  boolean fenced() {
+    return fenced;
+  }
+
+  void fence() {
+    fenced = true;
   }
 
   @Override
@@ -28,7 +65,7 @@ final class ClaimedMessage implements Message {
 
   @Override
   public MessageKind kind() {
-    return MessageKind.ofCode(row.kind());
+    return kind;
   }
 
   @Override

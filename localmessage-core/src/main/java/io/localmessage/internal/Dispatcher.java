@@ -1,7 +1,8 @@
 package io.localmessage.internal;
 
+import io.localmessage.EngineHealth;
+import io.localmessage.MessageStatus;
 import io.localmessage.Outcome;
-import io.localmessage.StoreException;
 import io.localmessage.jdbc.TicketStore;
 import io.localmessage.spi.ClaimRequest;
 import io.localmessage.spi.ClaimedRow;
@@ -33,7 +34,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Claims due tickets within free slots, runs them on the worker pool and hands their outcomes to
  * the write-behind. One poller thread; {@link #runOnce()} and the after-commit hints use the same
- * claim path.
+ * claim path. A watchdog interrupts handlers past their timeout, a renewer keeps the leases of
+ * running handlers alive, and maintenance (sweep of expired last attempts, retention purge) runs
+ * on its own thread so a long purge never stops claiming.
  */
 final class Dispatcher {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -42,6 +45,8 @@ final class Dispatcher {
           + " (worker crashed or overran its lease)";
   private static final Duration FULL_SWEEP_INTERVAL = Duration.ofMinutes(10);
   private static final Duration SWEEP_OVERLAP = Duration.ofSeconds(5);
+  // how long close() waits for handlers it interrupted to leave
+  private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
   // bounds of the extra wait for a fuller claim, see awaitFullerClaim()
   private static final long MIN_GRACE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
   private static final long MAX_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
@@ -55,7 +60,22 @@ final class Dispatcher {
   private final Semaphore totalSlots;
   private final ThreadPoolExecutor workers;
   private final ScheduledThreadPoolExecutor timer;
+  private final ScheduledThreadPoolExecutor renewal;
+  private final ScheduledThreadPoolExecutor maintenance;
+  private final LeaseRenewer renewer;
+  private final LoopHealth pollerHealth;
+  private final LoopHealth writerHealth;
+  private final LoopHealth watchdogHealth;
+  private final LoopHealth renewerHealth;
+  private final LoopHealth maintenanceHealth;
+  private final long writeBackMarginNanos;
+  private final long leaseNanos;
   private final Set<Execution> inFlight = ConcurrentHashMap.newKeySet();
+  private final java.util.concurrent.atomic.AtomicLong nextDueNanos =
+      new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+  private final long minIntervalNanos;
+  private volatile WakeUps wakeUps;
+  private volatile boolean wakeRequested;
   private final ConcurrentLinkedQueue<Long> hints = new ConcurrentLinkedQueue<>();
   private final ReentrantLock claimLock = new ReentrantLock();
   private final ReentrantLock signalLock = new ReentrantLock();
@@ -71,7 +91,6 @@ final class Dispatcher {
   private Thread poller;
   private volatile Set<String> paused = Set.of();
   private long pausedReadAt;
-  private long maintenanceAt;
   private long sweptAt;
   private long fullSweptAt;
   private int rotation;
@@ -99,12 +118,89 @@ final class Dispatcher {
             new LinkedBlockingQueue<>(),
             named("lm-worker-" + settings.replicaId()));
     this.workers.allowCoreThreadTimeOut(true);
+    this.leaseNanos = settings.lease().toNanos();
+    // adaptive polling: this often while claims keep finding tickets, doubling back to the poll
+    // interval when they come back empty
+    this.minIntervalNanos =
+        Math.min(
+            settings.pollInterval().toNanos(),
+            Math.max(
+                TimeUnit.MILLISECONDS.toNanos(10), settings.pollInterval().toNanos() / 10));
+    this.writeBackMarginNanos = settings.writeBackMargin().toNanos();
+    Duration stuck = settings.loopStuckAfter();
+    this.pollerHealth =
+        new LoopHealth(
+            "poller",
+            max(stuck, settings.pollInterval().multipliedBy(3)),
+            () -> poller == null || poller.isAlive() || !running);
+    this.writerHealth = new LoopHealth("writer", stuck, this::writerAlive);
     // one watchdog scans the in-flight set instead of a timer task per ticket: no per-ticket
     // scheduling cost on the hot path, timeouts fire within one tick of their deadline
     this.timer = new ScheduledThreadPoolExecutor(1, named("lm-watchdog-" + settings.replicaId()));
     long tick = Math.max(5, Math.min(100, minTimeoutMillis(registrations) / 10));
+    this.watchdogHealth =
+        new LoopHealth("watchdog", max(stuck, Duration.ofMillis(tick * 10)), () -> true);
     this.timer.scheduleWithFixedDelay(this::timeOutOverdue, tick, tick, TimeUnit.MILLISECONDS);
-    this.writer = new WriteBehind(store, listener, settings.writeBatchSize(), settings.replicaId());
+    Duration renewTick = LeaseRenewer.tick(settings.lease());
+    this.renewerHealth =
+        new LoopHealth("renewer", max(stuck, renewTick.multipliedBy(10)), () -> true);
+    this.renewer =
+        new LeaseRenewer(
+            store, inFlight, listener, renewerHealth, settings.lease(), settings.maxExecutionTime());
+    this.renewal = new ScheduledThreadPoolExecutor(1, named("lm-renewer-" + settings.replicaId()));
+    this.renewal.scheduleWithFixedDelay(
+        renewer::renewDue, renewTick.toMillis(), renewTick.toMillis(), TimeUnit.MILLISECONDS);
+    this.maintenance =
+        new ScheduledThreadPoolExecutor(1, named("lm-maintenance-" + settings.replicaId()));
+    this.maintenanceHealth =
+        new LoopHealth(
+            "maintenance", max(stuck, settings.maintenanceInterval().multipliedBy(3)), () -> true);
+    this.writer =
+        new WriteBehind(
+            store,
+            listener,
+            writerHealth,
+            settings.writeBatchSize(),
+            settings.replicaId(),
+            ms -> dueAt(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms)));
+  }
+
+  /** Set by the engine before {@link #start()} on databases with wake-ups. */
+  void wakeUps(WakeUps w) {
+    this.wakeUps = w;
+  }
+
+  /** Another replica (or an operator) asked for a claim round now. */
+  void wake() {
+    wakeRequested = true;
+    signal();
+  }
+
+  /** A ticket this replica knows of becomes due at {@code nanos}: claim then, not a tick later. */
+  void dueAt(long nanos) {
+    long before = nextDueNanos.getAndAccumulate(nanos, Math::min);
+    if (nanos < before) {
+      signal();
+    }
+  }
+
+  private boolean writerAlive() {
+    WriteBehind w = writer;
+    return w == null || w.alive();
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
+  /** The health of every loop. */
+  List<EngineHealth.Loop> health() {
+    return List.of(
+        pollerHealth.snapshot(),
+        writerHealth.snapshot(),
+        watchdogHealth.snapshot(),
+        renewerHealth.snapshot(),
+        maintenanceHealth.snapshot());
   }
 
   private static long minTimeoutMillis(Map<String, Registration> registrations) {
@@ -114,12 +210,28 @@ final class Dispatcher {
         .orElse(1000);
   }
 
+  /**
+   * Interrupts handlers past their timeout. Writes nothing: the timeout outcome is written when the
+   * handler's thread leaves, and the lease stays renewed until then.
+   */
   private void timeOutOverdue() {
-    long now = System.nanoTime();
-    for (Execution e : inFlight) {
-      if (e.overdue(now)) {
-        e.timeOut();
+    try {
+      long now = System.nanoTime();
+      for (Execution e : inFlight) {
+        if (e.overdue(now) && e.timeOut()) {
+          log.warn(
+              "event=handler_timeout biz_type={} ids={} timeout={} note=interrupted; the retry is"
+                  + " written when the handler returns, the lease is kept until then",
+              e.registration.bizType,
+              e.ids(),
+              e.registration.config.handlerTimeout());
+        }
       }
+      watchdogHealth.success();
+    } catch (Throwable t) {
+      // a scheduled task that throws is never run again: the watchdog must survive anything
+      watchdogHealth.failure(t);
+      log.error("event=watchdog_failed error={}", t.toString());
     }
   }
 
@@ -139,14 +251,36 @@ final class Dispatcher {
     poller = new Thread(this::pollLoop, "lm-poller-" + settings.replicaId());
     poller.setDaemon(true);
     poller.start();
+    long every = settings.maintenanceInterval().toMillis();
+    maintenance.scheduleWithFixedDelay(this::maintainSafely, 0, every, TimeUnit.MILLISECONDS);
   }
 
-  /** Invariant 8: stop claiming, wait for handlers, write back, release what is still held. */
+  private void maintainSafely() {
+    try {
+      maintain(false);
+      maintenanceHealth.success();
+    } catch (Throwable t) {
+      maintenanceHealth.failure(t);
+      log.warn(
+          "event=maintenance_failed replica={} error={}",
+          settings.replicaId(),
+          LeaseRenewer.describe(t));
+    }
+  }
+
+  /**
+   * Graceful stop: stop claiming, wait for handlers, interrupt what still runs after the shutdown
+   * timeout. An interrupted execution that leaves the handler within a short grace writes its own
+   * outcome (a success stands, anything else gives the attempt back and is due at once). One that is
+   * still inside keeps its lease: its attempt is given back, the lease end is left as it is, its
+   * version moves on so its late outcome is dropped, and its lease is no longer renewed.
+   */
   void close() {
     running = false;
     stopped = true;
     signal();
     joinPoller();
+    maintenance.shutdown();
     workers.shutdown();
     boolean drained = await(workers, settings.shutdownTimeout());
     if (!drained) {
@@ -154,30 +288,53 @@ final class Dispatcher {
           "event=shutdown_timeout in_flight={} waited={}",
           inFlight.size(),
           settings.shutdownTimeout());
-      workers.shutdownNow();
+      inFlight.forEach(Execution::interruptForShutdown);
+      await(workers, SHUTDOWN_GRACE);
     }
-    List<Transition> release = new ArrayList<>();
+    renewal.shutdownNow();
+    int kept = 0;
     for (Execution e : inFlight) {
-      if (e.abandon()) {
-        for (ClaimedMessage m : e.messages) {
-          release.add(new Transition(m.id(), m.row().version(), 0, 0, null, 0));
-        }
+      if (!e.abandonIfInside()) {
+        continue;
       }
+      for (ClaimedMessage m : e.messages) {
+        if (m.fenced()) {
+          continue;
+        }
+        kept++;
+        writer.submit(
+            new WriteItem(
+                m.bizType(),
+                m.id(),
+                m.row().version(),
+                new Transition(
+                    m.id(),
+                    m.row().version(),
+                    0,
+                    0,
+                    Texts.sanitize(
+                        "interrupted by the shutdown of replica "
+                            + settings.replicaId()
+                            + " while the handler was still running; the attempt was given back",
+                        OutcomePolicy.MAX_ERROR_LENGTH),
+                    -1,
+                    true),
+                () -> {},
+                m.leaseEndNanos() - writeBackMarginNanos));
+      }
+      e.written.complete(null);
+    }
+    if (kept > 0) {
+      log.warn(
+          "event=leases_kept replica={} tickets={} note=handlers still running after the shutdown"
+              + " timeout keep their leases until they end; their attempts are given back",
+          settings.replicaId(),
+          kept);
     }
     writer.close(settings.writeBackMargin().plusSeconds(5));
-    if (!release.isEmpty()) {
-      try {
-        int n = store.updateIfCurrent(release);
-        log.info("event=leases_released replica={} tickets={}", settings.replicaId(), n);
-      } catch (StoreException e) {
-        log.warn(
-            "event=lease_release_failed replica={} tickets={} error={}",
-            settings.replicaId(),
-            release.size(),
-            e.getCause() == null ? e.toString() : e.getCause().toString());
-      }
-    }
     timer.shutdownNow();
+    maintenance.shutdownNow();
+    await(maintenance, Duration.ofSeconds(1));
     await(workers, Duration.ofSeconds(1));
   }
 
@@ -187,11 +344,14 @@ final class Dispatcher {
     stopped = true;
     for (Execution e : inFlight) {
       e.abandon();
+      e.written.complete(null);
     }
     writer.halt();
     signal();
     workers.shutdownNow();
     timer.shutdownNow();
+    renewal.shutdownNow();
+    maintenance.shutdownNow();
     joinPoller();
   }
 
@@ -254,32 +414,59 @@ final class Dispatcher {
 
   private void pollLoop() {
     long lastGeneral = 0;
+    long interval = settings.pollInterval().toNanos();
     boolean lastFull = false;
     int failures = 0;
     while (running) {
       try {
-        maintainIfDue();
         List<Long> hinted = drainHints();
         if (!hinted.isEmpty()) {
-          claimAndRun(hinted, null);
+          ClaimResult h = claimAndRun(hinted, null);
+          WakeUps w = wakeUps;
+          if (w != null && h.claimed < hinted.size()) {
+            // committed tickets this replica cannot run now: let another replica take them
+            w.requestNotify();
+          }
         }
         boolean slotsCameBack = starved && totalSlots.availablePermits() > 0;
         long now = System.nanoTime();
+        long due = nextDueNanos.get();
+        boolean dueReached = due != Long.MAX_VALUE && now - due >= 0;
+        boolean woken = wakeRequested;
         boolean full = false;
-        if (lastFull || slotsCameBack || now - lastGeneral >= settings.pollInterval().toNanos()) {
+        if (lastFull || slotsCameBack || woken || dueReached || now - lastGeneral >= interval) {
+          wakeRequested = false;
+          if (dueReached) {
+            nextDueNanos.compareAndSet(due, Long.MAX_VALUE);
+          }
           ClaimResult r = claimAndRun(null, null);
           lastGeneral = now;
           full = r.full;
           starved = r.noFreeSlots || r.full;
+          interval =
+              r.claimed > 0
+                  ? minIntervalNanos
+                  : Math.min(settings.pollInterval().toNanos(), interval * 2);
         }
         lastFull = full;
         failures = 0;
+        pollerHealth.success();
         if (!full && hints.isEmpty()) {
-          awaitSignal(settings.pollInterval());
+          long after = System.nanoTime();
+          long wait = lastGeneral + interval - after;
+          long next = nextDueNanos.get();
+          if (next != Long.MAX_VALUE) {
+            wait = Math.min(wait, next - after);
+          }
+          if (wait > 0) {
+            awaitSignal(Duration.ofNanos(wait));
+          }
         } else if (full) {
           awaitFullerClaim();
         }
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
+        // nothing may stop the poller: log, pause, try again
+        pollerHealth.failure(e);
         failures++;
         log.warn(
             "event=poll_failed replica={} failures={} error={}",
@@ -328,15 +515,6 @@ final class Dispatcher {
     return ids;
   }
 
-  private void maintainIfDue() {
-    long now = System.nanoTime();
-    if (now - maintenanceAt < settings.maintenanceInterval().toNanos()) {
-      return;
-    }
-    maintenanceAt = now;
-    maintain(false);
-  }
-
   /**
    * Sweeps last attempts whose lease ran out to DEAD and purges expired retained successes. The
    * sweep looks at every due ticket on the first call, every {@link #FULL_SWEEP_INTERVAL} (a safety
@@ -372,7 +550,7 @@ final class Dispatcher {
     for (Registration r : registrations.values()) {
       if (!r.config.retainSucceeded().isZero()) {
         store.purge(
-            io.localmessage.MessageStatus.SUCCEEDED,
+            MessageStatus.SUCCEEDED,
             r.bizType,
             r.config.retainSucceeded(),
             settings.purgeBatchSize());
@@ -388,7 +566,15 @@ final class Dispatcher {
     maintain(true);
     List<Execution> started = new ArrayList<>();
     ClaimResult r = claimAndRun(null, started);
-    long deadline = System.nanoTime() + settings.lease().plus(settings.writeBackMargin()).toNanos();
+    long longestTimeout =
+        registrations.values().stream()
+            .mapToLong(reg -> reg.config.handlerTimeout().toNanos())
+            .max()
+            .orElse(0);
+    long deadline =
+        System.nanoTime()
+            + longestTimeout
+            + settings.lease().plus(settings.writeBackMargin()).toNanos();
     for (Execution e : started) {
       try {
         e.written.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -438,7 +624,9 @@ final class Dispatcher {
           continue;
         }
         reserved.put(reg.bizType, n);
-        limits.add(new ClaimRequest.TypeLimit(reg.bizType, n, reg.config.ordered()));
+        limits.add(
+            new ClaimRequest.TypeLimit(
+                reg.bizType, n, reg.config.ordered(), reg.config.maxAttempts()));
       }
       rotation++;
       if (limits.isEmpty()) {
@@ -460,44 +648,131 @@ final class Dispatcher {
         throw e;
       }
       lastClaimNanos = System.nanoTime() - t0;
-      Duration queryTime = Duration.ofNanos(lastClaimNanos);
-      Map<String, List<ClaimedMessage>> byType = new LinkedHashMap<>();
-      for (ClaimedRow row : rows) {
-        byType.computeIfAbsent(row.bizType(), t -> new ArrayList<>()).add(new ClaimedMessage(row));
-      }
-      boolean full = false;
-      for (ClaimRequest.TypeLimit limit : limits) {
-        List<ClaimedMessage> got = byType.getOrDefault(limit.bizType(), List.of());
-        int unused = limit.limit() - got.size();
-        Registration reg = registrations.get(limit.bizType());
-        if (unused > 0) {
-          reg.slots.release(unused);
-          totalSlots.release(unused);
-        } else {
-          full = true;
-        }
-        if (!got.isEmpty()) {
-          int reclaims = 0;
-          for (ClaimedMessage m : got) {
-            if (m.row().leaseExpired()) {
-              reclaims++;
-              log.info(
-                  "event=lease_reclaimed biz_type={} id={} idem_key={} attempt={}",
-                  m.bizType(),
-                  m.id(),
-                  m.idemKey(),
-                  m.attempt());
-            }
-          }
-          int r = reclaims;
-          safe(() -> listener.claimed(limit.bizType(), got.size(), r, queryTime));
-          submit(reg, got, started);
-        }
-      }
-      return new ClaimResult(rows.size(), full, false);
+      return handOut(limits, reserved, rows, t0, started);
     } finally {
       claimLock.unlock();
     }
+  }
+
+  /**
+   * Runs what was claimed. Every slot reserved for the claim is accounted for on every path: a slot
+   * not used by a claimed ticket is given back, a row that cannot be decoded goes DEAD with the
+   * reason and gives its slot back, and if anything fails before a ticket reached a worker, its
+   * slot is given back and its lease released (with the attempt) so it is due again at once.
+   */
+  private ClaimResult handOut(
+      List<ClaimRequest.TypeLimit> limits,
+      Map<String, Integer> reserved,
+      List<ClaimedRow> rows,
+      long claimStart,
+      List<Execution> started) {
+    Duration queryTime = Duration.ofNanos(lastClaimNanos);
+    Map<String, List<ClaimedRow>> byType = new LinkedHashMap<>();
+    for (ClaimedRow row : rows) {
+      byType.computeIfAbsent(row.bizType(), t -> new ArrayList<>()).add(row);
+    }
+    Map<String, Integer> unhanded = new HashMap<>(reserved);
+    Set<ClaimedRow> pendingRows = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    pendingRows.addAll(rows);
+    boolean full = false;
+    try {
+      for (ClaimRequest.TypeLimit limit : limits) {
+        List<ClaimedRow> got = byType.getOrDefault(limit.bizType(), List.of());
+        Registration reg = registrations.get(limit.bizType());
+        int unused = limit.limit() - got.size();
+        if (unused > 0) {
+          give(reg, unused, unhanded);
+        } else {
+          full = true;
+        }
+        List<ClaimedMessage> runnable = new ArrayList<>(got.size());
+        int reclaims = 0;
+        for (ClaimedRow row : got) {
+          ClaimedMessage m;
+          try {
+            m = new ClaimedMessage(row, claimStart, leaseNanos);
+          } catch (RuntimeException undecodable) {
+            pendingRows.remove(row);
+            give(reg, 1, unhanded);
+            bury(row, claimStart, undecodable);
+            continue;
+          }
+          runnable.add(m);
+          if (row.leaseExpired()) {
+            reclaims++;
+            log.info(
+                "event=lease_reclaimed biz_type={} id={} idem_key={} attempt={}",
+                m.bizType(),
+                m.id(),
+                m.idemKey(),
+                m.attempt());
+          }
+        }
+        if (!got.isEmpty()) {
+          int r = reclaims;
+          int n = got.size();
+          safe(() -> listener.claimed(limit.bizType(), n, r, queryTime));
+        }
+        if (!runnable.isEmpty()) {
+          submit(reg, runnable, started, unhanded, pendingRows);
+        }
+      }
+    } finally {
+      if (!pendingRows.isEmpty()) {
+        // something failed between the claim and the workers: do not leave these leased for a
+        // whole lease with their attempt spent
+        for (ClaimedRow row : pendingRows) {
+          writer.submit(
+              new WriteItem(
+                  row.bizType(),
+                  row.id(),
+                  row.version(),
+                  new Transition(
+                      row.id(), row.version(), 0, 0, "not started: released by the claim", -1),
+                  () -> {},
+                  claimStart + leaseNanos - writeBackMarginNanos));
+        }
+        log.error(
+            "event=claim_handout_failed tickets={} note=released, due again at once",
+            pendingRows.size());
+      }
+      unhanded.forEach(
+          (type, n) -> {
+            if (n > 0) {
+              registrations.get(type).slots.release(n);
+              totalSlots.release(n);
+            }
+          });
+    }
+    return new ClaimResult(rows.size(), full, false);
+  }
+
+  /** Gives back {@code n} reserved slots of {@code reg} that no ticket will use. */
+  private void give(Registration reg, int n, Map<String, Integer> unhanded) {
+    unhanded.merge(reg.bizType, -n, Integer::sum);
+    reg.slots.release(n);
+    totalSlots.release(n);
+  }
+
+  /** A claimed row the engine cannot read: DEAD with the reason, never a stalled replica. */
+  private void bury(ClaimedRow row, long claimStart, RuntimeException why) {
+    String reason =
+        Texts.sanitize(
+            "cannot decode the ticket: " + why.getMessage(), OutcomePolicy.MAX_ERROR_LENGTH);
+    log.warn(
+        "event=undecodable_ticket biz_type={} id={} idem_key={} error={}",
+        row.bizType(),
+        row.id(),
+        Texts.sanitize(row.idemKey(), 128),
+        reason);
+    writer.submit(
+        new WriteItem(
+            row.bizType(),
+            row.id(),
+            row.version(),
+            new Transition(row.id(), row.version(), 2, 0, reason, 0),
+            () -> {},
+            claimStart + leaseNanos - writeBackMarginNanos));
   }
 
   private void refreshPausedIfStale() {
@@ -515,24 +790,38 @@ final class Dispatcher {
 
   // ---------------------------------------------------------------- running handlers
 
-  private void submit(Registration reg, List<ClaimedMessage> got, List<Execution> started) {
+  /**
+   * Hands the tickets to the workers. A ticket's slot belongs to its execution from here on (given
+   * back in {@link #finished}); a ticket the pool refuses (closing) stays in {@code pendingRows} and
+   * {@code unhanded}, which the caller releases.
+   */
+  private void submit(
+      Registration reg,
+      List<ClaimedMessage> got,
+      List<Execution> started,
+      Map<String, Integer> unhanded,
+      Set<ClaimedRow> pendingRows) {
     int chunk = reg.isBatch() ? reg.config.batchSize() : 1;
     for (int i = 0; i < got.size(); i += chunk) {
-      List<ClaimedMessage> part = got.subList(i, Math.min(got.size(), i + chunk));
-      Execution e = new Execution(reg, List.copyOf(part), this::decided, this::finished);
+      List<ClaimedMessage> part = List.copyOf(got.subList(i, Math.min(got.size(), i + chunk)));
+      Execution[] self = new Execution[1];
+      Execution e = new Execution(reg, part, this::decided, () -> finished(self[0]));
+      self[0] = e;
       inFlight.add(e);
-      if (started != null) {
-        started.add(e);
-      }
       try {
         workers.execute(e);
       } catch (RuntimeException rejected) {
-        // closing: leave the tickets leased; close() releases them or the lease runs out
         inFlight.remove(e);
         e.abandon();
-        reg.slots.release(part.size());
-        totalSlots.release(part.size());
         e.written.complete(null);
+        continue;
+      }
+      unhanded.merge(reg.bizType, -part.size(), Integer::sum);
+      for (ClaimedMessage m : part) {
+        pendingRows.remove(m.row());
+      }
+      if (started != null) {
+        started.add(e);
       }
     }
   }
@@ -547,7 +836,8 @@ final class Dispatcher {
     }
   }
 
-  private void decided(Execution e, List<Outcome> outcomes, boolean timedOut, Duration took) {
+  private void decided(
+      Execution e, List<Outcome> outcomes, Execution.Ending ending, Duration took) {
     long avg = avgHandlerNanos;
     avgHandlerNanos = avg + ((took.toNanos() - avg) >> 4);
     AtomicInteger pending = new AtomicInteger(e.messages.size());
@@ -559,17 +849,57 @@ final class Dispatcher {
         };
     for (int i = 0; i < e.messages.size(); i++) {
       ClaimedMessage m = e.messages.get(i);
-      OutcomePolicy.Decision d =
-          policy.decide(e.registration.config, m.row(), outcomes.get(i), timedOut, took);
+      if (m.fenced()) {
+        // taken over while this replica's lease had run out: the other delivery owns the ticket
+        log.info(
+            "event=fenced_outcome_dropped biz_type={} id={} idem_key={} attempt={}",
+            m.bizType(),
+            m.id(),
+            m.idemKey(),
+            m.attempt());
+        onWritten.run();
+        continue;
+      }
+      Outcome outcome = outcomes.get(i);
+      OutcomePolicy.Decision d;
+      if (ending == Execution.Ending.SHUTDOWN && outcome.type() != Outcome.Type.SUCCESS) {
+        d = policy.givenBack(m.row(), "interrupted by the shutdown of replica " + settings.replicaId());
+      } else {
+        d =
+            policy.decide(
+                e.registration.config,
+                m.row(),
+                outcome,
+                ending == Execution.Ending.TIMED_OUT,
+                took);
+      }
       logDecision(m, d);
-      Duration sinceCreated = Duration.between(m.createdAt(), m.row().dbNow()).plus(took);
-      safe(() -> listener.delivered(m.bizType(), d.result(), m.attempt(), took, sinceCreated));
+      if (d.result() != null) {
+        Duration sinceCreated = Duration.between(m.createdAt(), m.row().dbNow()).plus(took);
+        safe(() -> listener.delivered(m.bizType(), d.result(), m.attempt(), took, sinceCreated));
+      }
       writer.submit(
-          new WriteItem(m.bizType(), m.id(), m.row().version(), d.transition(), onWritten));
+          new WriteItem(
+              m.bizType(),
+              m.id(),
+              m.row().version(),
+              d.transition(),
+              onWritten,
+              m.leaseEndNanos() - writeBackMarginNanos));
     }
   }
 
   private static void logDecision(ClaimedMessage m, OutcomePolicy.Decision d) {
+    if (d.result() == null) {
+      log.info(
+          "event=attempt_given_back biz_type={} id={} idem_key={} attempt={} error={}",
+          m.bizType(),
+          m.id(),
+          m.idemKey(),
+          m.attempt(),
+          d.error());
+      return;
+    }
     switch (d.result()) {
       case SUCCESS ->
           log.debug(

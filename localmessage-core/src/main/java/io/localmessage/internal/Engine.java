@@ -2,6 +2,7 @@ package io.localmessage.internal;
 
 import io.localmessage.BatchHandler;
 import io.localmessage.ConnectionCallback;
+import io.localmessage.EngineHealth;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessageException;
@@ -40,6 +41,7 @@ public final class Engine implements LocalMessages {
   private final Map<String, Registration> registrations = new ConcurrentHashMap<>();
   private final ThreadLocal<TxScope> txScope = new ThreadLocal<>();
   private final AdminImpl admin;
+  private final WakeUps wakeUps;
   private volatile Dispatcher dispatcher;
   private volatile boolean started;
   private volatile boolean closed;
@@ -58,6 +60,15 @@ public final class Engine implements LocalMessages {
     if (settings.autoCreateSchema()) {
       store.createSchema();
     }
+    this.wakeUps =
+        settings.wakeUps() && dialect.name().equals("postgresql")
+            ? new WakeUps(
+                settings.dataSource(),
+                settings.table(),
+                settings.replicaId(),
+                listener,
+                settings.loopStuckAfter())
+            : null;
   }
 
   private static Dialect detect(Settings settings) {
@@ -107,18 +118,17 @@ public final class Engine implements LocalMessages {
               + "' before");
     }
     var needed = r.config.handlerTimeout().plus(settings.writeBackMargin());
-    if (settings.lease().compareTo(needed) < 0) {
+    if (settings.maxExecutionTime().compareTo(needed) < 0) {
       throw new IllegalArgumentException(
-          "lease "
-              + settings.lease()
-              + " is shorter than the"
-              + " handler timeout "
+          "maxExecutionTime "
+              + settings.maxExecutionTime()
+              + " is shorter than the handler timeout "
               + r.config.handlerTimeout()
               + " of '"
               + r.bizType
               + "' plus the write-back margin "
               + settings.writeBackMargin()
-              + ": a slow handler would lose its lease while still running");
+              + ": the lease of a slow handler would stop being renewed while it still runs");
     }
     if (registrations.putIfAbsent(r.bizType, r) != null) {
       throw new IllegalArgumentException("biz type '" + r.bizType + "' is already registered");
@@ -132,6 +142,7 @@ public final class Engine implements LocalMessages {
     }
     if (dispatcher == null) {
       dispatcher = new Dispatcher(settings, store, Map.copyOf(registrations), listener);
+      dispatcher.wakeUps(wakeUps);
     }
     return dispatcher;
   }
@@ -141,7 +152,11 @@ public final class Engine implements LocalMessages {
     if (started) {
       return;
     }
-    dispatcher().start();
+    Dispatcher d = dispatcher();
+    d.start();
+    if (wakeUps != null && !registrations.isEmpty()) {
+      wakeUps.listen(d::wake);
+    }
     started = true;
     log.info(
         "event=started replica={} types={} concurrency={} lease={} poll_interval={}",
@@ -162,6 +177,9 @@ public final class Engine implements LocalMessages {
       closed = true;
       d = dispatcher;
     }
+    if (wakeUps != null) {
+      wakeUps.close();
+    }
     if (d != null) {
       d.close();
     }
@@ -178,6 +196,9 @@ public final class Engine implements LocalMessages {
       closed = true;
       d = dispatcher;
     }
+    if (wakeUps != null) {
+      wakeUps.close();
+    }
     if (d != null) {
       d.halt();
     }
@@ -190,9 +211,14 @@ public final class Engine implements LocalMessages {
 
   @Override
   public void dispatchNow(Collection<Long> ticketIds) {
+    if (ticketIds.isEmpty() || closed) {
+      return;
+    }
     Dispatcher d = dispatcher;
-    if (d != null && started && !closed && !ticketIds.isEmpty()) {
-      d.hint(ticketIds);
+    if (d != null && started && !registrations.isEmpty()) {
+      d.hint(ticketIds); // claims what it can here; asks the others for the rest
+    } else if (wakeUps != null) {
+      wakeUps.requestNotify();
     }
   }
 
@@ -247,10 +273,13 @@ public final class Engine implements LocalMessages {
               + settings.maxPayloadBytes());
     }
     Registration reg = registrations.get(m.bizType());
+    // 0: not known here, the replica that handles the ticket sets its own cap at the first claim
     int maxAttempts =
         m.maxAttempts() != null
             ? m.maxAttempts()
-            : reg != null ? reg.config.maxAttempts() : settings.defaultMaxAttempts();
+            : reg != null
+                ? reg.config.maxAttempts()
+                : settings.defaultMaxAttemptsSet() ? settings.defaultMaxAttempts() : 0;
     return new TicketRow(
         m.kind().code(),
         m.bizType(),
@@ -362,6 +391,17 @@ public final class Engine implements LocalMessages {
   // ---------------------------------------------------------------- the rest
 
   @Override
+  public EngineHealth health() {
+    Dispatcher d = dispatcher;
+    List<EngineHealth.Loop> loops = new ArrayList<>(d == null ? List.of() : d.health());
+    EngineHealth.Loop listening = wakeUps == null || closed ? null : wakeUps.health();
+    if (listening != null) {
+      loops.add(listening);
+    }
+    return new EngineHealth(settings.replicaId(), started && !closed, loops);
+  }
+
+  @Override
   public Admin admin() {
     return admin;
   }
@@ -380,6 +420,10 @@ public final class Engine implements LocalMessages {
     Dispatcher d = dispatcher;
     if (d != null) {
       d.invalidatePaused();
+      d.wake();
+    }
+    if (wakeUps != null) {
+      wakeUps.requestNotify();
     }
   }
 }

@@ -9,40 +9,62 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One handler call on a worker thread: a single ticket, or a chunk for a batch handler. Exactly one
- * outcome is decided per call — by the handler, or by the timeout, which also interrupts the
- * handler. The slots are given back only when the thread really leaves the handler, so a handler
- * that ignores interrupts keeps its slot and nothing queues behind it (invariant 5).
+ * One handler call on a worker thread: a single ticket, or a chunk for a batch handler.
+ *
+ * <p>The outcome is handed to the sink only when the thread has left the handler, never earlier:
+ * a timeout or a shutdown only interrupts the thread and marks how it ended, so no write-back can
+ * make the ticket due while this execution may still be running it. An execution the engine gave
+ * up on ({@link #abandonIfInside()}, {@link #abandon()}) hands nothing to the sink when its thread
+ * finally leaves. The slots are given back when the thread leaves, so a handler that ignores
+ * interrupts keeps its slot and nothing queues behind it.
  */
 final class Execution implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(Execution.class);
+
+  /** How the thread left the handler: decides what the outcome means. */
+  enum Ending {
+    /** The handler's own outcome. */
+    NORMAL,
+    /** The timeout fired while the handler ran: a retryable timeout, whatever it returned. */
+    TIMED_OUT,
+    /** Interrupted by shutdown: a success stands, anything else gives the attempt back. */
+    SHUTDOWN
+  }
+
+  private enum State {
+    NEW,
+    INSIDE,
+    LEFT,
+    ABANDONED
+  }
+
+  /** Receives the outcomes once the thread has left the handler. */
+  interface Sink {
+    void decided(Execution execution, List<Outcome> outcomes, Ending ending, Duration took);
+  }
+
   final Registration registration;
   final List<ClaimedMessage> messages;
 
-  /** Completes when the outcome has been written back (or dropped by a halt). */
+  /** Completes when the outcome has been written back, dropped or abandoned. */
   final CompletableFuture<Void> written = new CompletableFuture<>();
 
-  private final AtomicBoolean decided = new AtomicBoolean();
+  private final Sink sink;
+  private final Runnable onFinished;
+  private State state = State.NEW; // guarded by this
+  private boolean timedOut; // guarded by this
+  private boolean shutdownInterrupted; // guarded by this
+  private boolean capReported; // guarded by this
+  private Thread thread; // guarded by this
+  private volatile long startNanos;
   private volatile long deadlineNanos;
-  private final Consumer<Execution> onFinished;
-  private final OutcomeSink sink;
-  private Thread thread;
-  private boolean finished;
-  private long startNanos;
-
-  /** Receives the decided outcomes. */
-  interface OutcomeSink {
-    void accept(Execution execution, List<Outcome> outcomes, boolean timedOut, Duration took);
-  }
 
   Execution(
-      Registration registration,
-      List<ClaimedMessage> messages,
-      OutcomeSink sink,
-      Consumer<Execution> onFinished) {
+      Registration registration, List<ClaimedMessage> messages, Sink sink, Runnable onFinished) {
     this.registration = registration;
     this.messages = messages;
     this.sink = sink;
@@ -53,28 +75,49 @@ final class Execution implements Runnable {
   public void run() {
     try {
       synchronized (this) {
+        if (state != State.NEW) {
+          written.complete(null);
+          return;
+        }
+        state = State.INSIDE;
         thread = Thread.currentThread();
         startNanos = System.nanoTime();
+        deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
       }
-      deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
       List<Outcome> outcomes = invoke();
-      if (decided.compareAndSet(false, true)) {
-        sink.accept(this, outcomes, false, elapsed());
+      Ending ending;
+      synchronized (this) {
+        if (state == State.ABANDONED) {
+          ending = null;
+        } else {
+          state = State.LEFT;
+          ending = timedOut ? Ending.TIMED_OUT : shutdownInterrupted ? Ending.SHUTDOWN : null;
+          if (ending == null) {
+            ending = Ending.NORMAL;
+          }
+        }
+      }
+      // an interrupt meant for this handler must not leak into the rest of this thread's work
+      Thread.interrupted();
+      if (ending == null) {
+        written.complete(null);
+        return;
+      }
+      try {
+        sink.decided(this, outcomes, ending, Duration.ofNanos(System.nanoTime() - startNanos));
+      } catch (Throwable t) {
+        // the tickets stay leased and run again when the lease ends; the slot must not leak
+        log.error(
+            "event=outcome_routing_failed biz_type={} ids={} error={}",
+            registration.bizType,
+            ids(),
+            t.toString());
+        written.complete(null);
       }
     } finally {
-      synchronized (this) {
-        finished = true;
-      }
-      // an interrupt meant for this handler must not leak into the next task of the thread
       Thread.interrupted();
-      onFinished.accept(this);
+      onFinished.run();
     }
-  }
-
-  /** Whether the handler has run past its timeout at {@code now} (a {@code System.nanoTime()}). */
-  boolean overdue(long now) {
-    long d = deadlineNanos;
-    return d != 0 && now - d >= 0;
   }
 
   private List<Outcome> invoke() {
@@ -95,7 +138,16 @@ final class Execution implements Runnable {
       return same(Outcome.permanent(Outcome.describe(e)));
     } catch (RetryAfter e) {
       return same(Outcome.retryAfter(e.delay(), e.getMessage()));
-    } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      // every throwable is an outcome: an Error thrown by a handler must not kill the worker or
+      // leave the ticket waiting a whole lease without a last_error
+      if (e instanceof VirtualMachineError) {
+        log.error(
+            "event=handler_vm_error biz_type={} ids={} error={}",
+            registration.bizType,
+            ids(),
+            e.toString());
+      }
       return same(Outcome.retry(e));
     }
   }
@@ -104,25 +156,84 @@ final class Execution implements Runnable {
     return Collections.nCopies(messages.size(), o);
   }
 
-  /** Records the timeout outcome (once) and interrupts the handler if it is still running. */
-  void timeOut() {
-    if (!decided.compareAndSet(false, true)) {
-      return;
+  /** Whether the handler has run past its timeout at {@code now} (a {@code System.nanoTime()}). */
+  boolean overdue(long now) {
+    long d = deadlineNanos;
+    return d != 0 && now - d >= 0;
+  }
+
+  /**
+   * The timeout fired: interrupts the handler and marks the outcome as a timeout. Writes nothing:
+   * the outcome is written when the thread leaves. Returns true the first time.
+   */
+  synchronized boolean timeOut() {
+    if (state != State.INSIDE || timedOut) {
+      return false;
     }
-    sink.accept(this, same(Outcome.retry("timeout")), true, elapsed());
-    synchronized (this) {
-      if (!finished && thread != null) {
-        thread.interrupt();
-      }
+    timedOut = true;
+    thread.interrupt();
+    return true;
+  }
+
+  /** Shutdown gave up waiting: interrupt, and give the attempt back unless the handler succeeds. */
+  synchronized void interruptForShutdown() {
+    if (state == State.INSIDE) {
+      shutdownInterrupted = true;
+      thread.interrupt();
     }
   }
 
-  /** Claims the right to decide, so no outcome is written later (shutdown, halt). */
-  boolean abandon() {
-    return decided.compareAndSet(false, true);
+  /** A renewal found every ticket of this execution taken over: stop the handler's work. */
+  synchronized void interruptFenced() {
+    if (state == State.INSIDE) {
+      thread.interrupt();
+    }
   }
 
-  private synchronized Duration elapsed() {
-    return Duration.ofNanos(System.nanoTime() - startNanos);
+  /**
+   * Gives up on an execution whose thread is still inside the handler: nothing will be written
+   * when it leaves. Returns whether it was inside.
+   */
+  synchronized boolean abandonIfInside() {
+    if (state != State.INSIDE) {
+      return false;
+    }
+    state = State.ABANDONED;
+    return true;
+  }
+
+  /** Gives up whatever the state, as a crash would; returns whether an outcome was still due. */
+  synchronized boolean abandon() {
+    if (state == State.LEFT || state == State.ABANDONED) {
+      return false;
+    }
+    state = State.ABANDONED;
+    return true;
+  }
+
+  /** Whether the thread is inside the handler now. */
+  synchronized boolean inside() {
+    return state == State.INSIDE;
+  }
+
+  /** Whether the thread is inside the handler for longer than {@code maxNanos} (once true). */
+  synchronized boolean pastCapFirstTime(long now, long maxNanos) {
+    if (state != State.INSIDE || capReported || now - startNanos < maxNanos) {
+      return false;
+    }
+    capReported = true;
+    return true;
+  }
+
+  synchronized boolean pastCap(long now, long maxNanos) {
+    return state == State.INSIDE && now - startNanos >= maxNanos;
+  }
+
+  String ids() {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < messages.size() && i < 20; i++) {
+      sb.append(i == 0 ? "" : ",").append(messages.get(i).id());
+    }
+    return messages.size() > 20 ? sb.append(",...").toString() : sb.toString();
   }
 }

@@ -8,7 +8,7 @@ import io.localmessage.spi.ErrorRedactor;
 import io.localmessage.spi.Transition;
 import java.time.Duration;
 
-/** Turns a handler outcome into the version-checked write-back of DESIGN section 3. */
+/** Turns a handler outcome into the version-checked write-back of the ticket's state machine. */
 final class OutcomePolicy {
   static final int MAX_ERROR_LENGTH = 1024;
 
@@ -94,6 +94,15 @@ final class OutcomePolicy {
         cleaned);
   }
 
+  /**
+   * The delivery did not count: due again at once with its attempt given back (an execution that a
+   * shutdown interrupted). Not a delivery result, so {@link Decision#result()} is null.
+   */
+  Decision givenBack(ClaimedRow row, String why) {
+    String cleaned = clean(why);
+    return new Decision(transition(row, 0, 0, cleaned, -1), null, cleaned);
+  }
+
   private static boolean pastMaxAge(
       HandlerConfig config, ClaimedRow row, Duration handlerTime, Duration delay) {
     if (config.maxAge() == null) {
@@ -109,7 +118,7 @@ final class OutcomePolicy {
     return new Transition(row.id(), row.version(), status, delayMillis, error, attemptsDelta);
   }
 
-  /** Redacts, then truncates to the column size. */
+  /** Redacts, then makes it storable: no U+0000, no lone surrogates, at most the column size. */
   String clean(String error) {
     String e = error == null ? "unknown error" : error;
     String redacted;
@@ -121,8 +130,6 @@ final class OutcomePolicy {
     if (redacted == null) {
       redacted = "";
     }
-    return redacted.length() <= MAX_ERROR_LENGTH
-        ? redacted
-        : redacted.substring(0, MAX_ERROR_LENGTH - 3) + "...";
+    return Texts.sanitize(redacted, MAX_ERROR_LENGTH);
   }
 }

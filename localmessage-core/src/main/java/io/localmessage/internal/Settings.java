@@ -22,8 +22,12 @@ public record Settings(
     int purgeBatchSize,
     int writeBatchSize,
     int defaultMaxAttempts,
+    boolean defaultMaxAttemptsSet,
     Dialect dialect,
     boolean autoCreateSchema,
     EngineListener listener,
     ErrorRedactor redactor,
-    Object meterRegistry) {}
+    Object meterRegistry,
+    Duration maxExecutionTime,
+    Duration loopStuckAfter,
+    boolean wakeUps) {}

@@ -16,34 +16,58 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes outcomes back in batches on one thread: whatever finished while the previous statement ran
- * goes out in the next one, so under load one commit covers many tickets (DESIGN invariant 4) while
- * a lone ticket is written at once. Each row keeps its own version check.
+ * goes out in the next one, so under load one commit covers many tickets while a lone ticket is
+ * written at once. Each row keeps its own version check.
+ *
+ * <p>A batch the database cannot take right now (connection lost, server restarting, deadlock) is
+ * retried with backoff until each outcome's deadline, the lease end minus the write-back margin, so
+ * an outage shorter than that loses no outcome; an outcome past its deadline is dropped (counted):
+ * its ticket runs again when the lease ends. A batch the database refuses for its content falls
+ * back to row by row, so one bad row cannot sink its neighbours.
  */
 final class WriteBehind {
   private static final Logger log = LoggerFactory.getLogger(WriteBehind.class);
-  private static final long[] RETRY_DELAYS_MS = {100, 500, 2000};
+  private static final long FIRST_RETRY_MS = 50;
+  private static final long MAX_RETRY_MS = 2000;
   private static final long BURST_GAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
   private static final long MAX_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+  private static final String UNSTORABLE_ERROR =
+      "(the error text of this outcome could not be stored)";
 
   private final TicketStore store;
   private final EngineListener listener;
+  private final LoopHealth health;
   private final int maxBatch;
+  private final java.util.function.LongConsumer retryDueInMillis;
   private final BlockingQueue<WriteItem> queue = new LinkedBlockingQueue<>();
   private final Thread thread;
   private volatile boolean running = true;
   private volatile boolean halted;
 
-  WriteBehind(TicketStore store, EngineListener listener, int maxBatch, String replicaId) {
+  WriteBehind(
+      TicketStore store,
+      EngineListener listener,
+      LoopHealth health,
+      int maxBatch,
+      String replica,
+      java.util.function.LongConsumer retryDueInMillis) {
+    this.retryDueInMillis = retryDueInMillis;
     this.store = store;
     this.listener = listener;
+    this.health = health;
     this.maxBatch = maxBatch;
-    this.thread = new Thread(this::loop, "lm-writer-" + replicaId);
+    this.thread = new Thread(this::loop, "lm-writer-" + replica);
     this.thread.setDaemon(true);
     this.thread.start();
   }
 
+  boolean alive() {
+    return thread.isAlive();
+  }
+
   void submit(WriteItem item) {
     if (halted) {
+      item.onWritten().run();
       return;
     }
     queue.add(item);
@@ -60,44 +84,53 @@ final class WriteBehind {
     if (thread.isAlive()) {
       // give up on what is left: those tickets stay leased and run again when their leases end,
       // which is better than a writer retrying against a pool the application is closing
-      int dropped = queue.size();
       halted = true;
-      queue.clear();
+      List<WriteItem> left = new ArrayList<>();
+      queue.drainTo(left);
       thread.interrupt();
-      log.warn("event=writer_stop_timeout dropped_outcomes={}", dropped);
+      log.warn("event=writer_stop_timeout dropped_outcomes={}", left.size());
+      left.forEach(i -> i.onWritten().run());
     }
   }
 
-  /** Drops everything queued and stops at once, as a crash would (tests). */
+  /** Drops everything queued and stops at once, as a crash would. */
   void halt() {
     halted = true;
     running = false;
-    queue.clear();
+    List<WriteItem> left = new ArrayList<>();
+    queue.drainTo(left);
     thread.interrupt();
+    left.forEach(i -> i.onWritten().run());
   }
 
   private void loop() {
     List<WriteItem> batch = new ArrayList<>(maxBatch);
     while (!halted) {
-      WriteItem first;
       try {
-        first = queue.poll(50, TimeUnit.MILLISECONDS);
+        WriteItem first = queue.poll(50, TimeUnit.MILLISECONDS);
+        if (first == null) {
+          health.success();
+          if (!running) {
+            return;
+          }
+          continue;
+        }
+        batch.add(first);
+        collectBurst(batch);
+        write(batch);
       } catch (InterruptedException e) {
         if (halted) {
           return;
         }
-        continue;
+      } catch (Throwable t) {
+        // nothing may stop the writer: outcomes of this batch that were not written run again
+        // when their leases end
+        health.failure(t);
+        log.error("event=writer_failed tickets={} error={}", batch.size(), t.toString());
+        batch.forEach(i -> safeRun(i.onWritten()));
+      } finally {
+        batch.clear();
       }
-      if (first == null) {
-        if (!running) {
-          return;
-        }
-        continue;
-      }
-      batch.add(first);
-      collectBurst(batch);
-      write(batch);
-      batch.clear();
     }
   }
 
@@ -106,7 +139,7 @@ final class WriteBehind {
    * finish in a burst, and waiting for its tail ({@link #BURST_GAP_NANOS} of quiet ends it, {@link
    * #MAX_LINGER_NANOS} at most) turns several small write-backs into one.
    */
-  private void collectBurst(List<WriteItem> batch) {
+  private void collectBurst(List<WriteItem> batch) throws InterruptedException {
     long deadline = System.nanoTime() + MAX_LINGER_NANOS;
     while (batch.size() < maxBatch) {
       queue.drainTo(batch, maxBatch - batch.size());
@@ -114,12 +147,7 @@ final class WriteBehind {
       if (batch.size() >= maxBatch || left <= 0 || !running) {
         return;
       }
-      WriteItem next;
-      try {
-        next = queue.poll(left, TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        return; // only halt() and a close timeout interrupt this thread; the loop checks them
-      }
+      WriteItem next = queue.poll(left, TimeUnit.NANOSECONDS);
       if (next == null) {
         return;
       }
@@ -127,7 +155,7 @@ final class WriteBehind {
     }
   }
 
-  private void write(List<WriteItem> batch) {
+  private void write(List<WriteItem> batch) throws InterruptedException {
     Map<String, List<WriteItem>> deletes = new LinkedHashMap<>();
     Map<String, List<WriteItem>> updates = new LinkedHashMap<>();
     for (WriteItem item : batch) {
@@ -135,43 +163,128 @@ final class WriteBehind {
           .computeIfAbsent(item.bizType(), t -> new ArrayList<>())
           .add(item);
     }
-    deletes.forEach((type, items) -> writeGroup(type, items, true));
-    updates.forEach((type, items) -> writeGroup(type, items, false));
+    for (Map.Entry<String, List<WriteItem>> e : deletes.entrySet()) {
+      writeGroup(e.getKey(), e.getValue());
+    }
+    for (Map.Entry<String, List<WriteItem>> e : updates.entrySet()) {
+      writeGroup(e.getKey(), e.getValue());
+    }
   }
 
-  private void writeGroup(String bizType, List<WriteItem> items, boolean delete) {
-    int matched = -1;
-    for (int attempt = 0; attempt <= RETRY_DELAYS_MS.length && !halted; attempt++) {
+  /** Writes one group of deletes or of updates of one type, retrying until the deadlines. */
+  private void writeGroup(String bizType, List<WriteItem> items) throws InterruptedException {
+    List<WriteItem> pending = items;
+    long delay = FIRST_RETRY_MS;
+    int attempt = 0;
+    while (!pending.isEmpty()) {
+      if (halted) {
+        pending.forEach(i -> safeRun(i.onWritten()));
+        return;
+      }
+      if (attempt > 0) {
+        // a late outcome is always tried once (the version check keeps it safe); only retries
+        // stop at the deadline
+        pending = dropExpired(bizType, pending);
+        if (pending.isEmpty()) {
+          return;
+        }
+      }
       try {
-        matched = delete ? deleteAll(items) : updateAll(items);
-        break;
+        done(bizType, pending, writeNow(pending));
+        health.success();
+        return;
       } catch (RuntimeException e) {
-        if (attempt == RETRY_DELAYS_MS.length) {
-          // the outcomes are lost, not the tickets: they run again when their leases end
-          log.error(
-              "event=write_back_failed biz_type={} tickets={} ids={} error={}",
-              bizType,
-              items.size(),
-              ids(items),
-              e.toString());
-          break;
+        health.failure(e);
+        attempt++;
+        if (!SqlErrors.isTransient(e)) {
+          // the database refuses something in the batch: find the row, let the others through
+          pending = rowByRow(bizType, pending);
+          if (pending.isEmpty()) {
+            return;
+          }
         }
         log.warn(
             "event=write_back_retry biz_type={} tickets={} attempt={} error={}",
             bizType,
-            items.size(),
-            attempt + 1,
-            e.toString());
-        try {
-          Thread.sleep(RETRY_DELAYS_MS[attempt]);
-        } catch (InterruptedException ie) {
-          if (halted) {
-            return;
-          }
-        }
+            pending.size(),
+            attempt,
+            LeaseRenewer.describe(e));
+        long untilDeadline = earliestDeadlineMillis(pending);
+        TimeUnit.MILLISECONDS.sleep(Math.max(1, Math.min(delay, untilDeadline)));
+        delay = Math.min(MAX_RETRY_MS, delay * 2);
       }
     }
-    if (matched >= 0 && matched < items.size()) {
+  }
+
+  /**
+   * Writes each item alone. Returns the items that failed because the database is unavailable (to
+   * retry as a batch); an item refused on its own is tried once more without its error text, then
+   * dropped and counted.
+   */
+  private List<WriteItem> rowByRow(String bizType, List<WriteItem> items) {
+    List<WriteItem> retry = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      WriteItem item = items.get(i);
+      try {
+        done(bizType, List.of(item), writeNow(List.of(item)));
+      } catch (RuntimeException e) {
+        if (SqlErrors.isTransient(e)) {
+          retry.addAll(items.subList(i, items.size()));
+          return retry;
+        }
+        writeWithoutError(bizType, item, e);
+      }
+    }
+    return retry;
+  }
+
+  private void writeWithoutError(String bizType, WriteItem item, RuntimeException refused) {
+    Transition t = item.transition();
+    if (t != null && t.lastError() != null) {
+      WriteItem plain =
+          item.withTransition(
+              new Transition(
+                  t.id(),
+                  t.version(),
+                  t.status(),
+                  t.delayMillis(),
+                  UNSTORABLE_ERROR,
+                  t.attemptsDelta(),
+                  t.keepLease()));
+      try {
+        done(bizType, List.of(plain), writeNow(List.of(plain)));
+        log.warn(
+            "event=write_back_without_error_text biz_type={} id={} error={}",
+            bizType,
+            item.id(),
+            LeaseRenewer.describe(refused));
+        return;
+      } catch (RuntimeException again) {
+        refused = again;
+      }
+    }
+    dropped(bizType, List.of(item), "refused by the database: " + LeaseRenewer.describe(refused));
+  }
+
+  private int writeNow(List<WriteItem> items) {
+    if (items.get(0).isDelete()) {
+      long[] ids = new long[items.size()];
+      long[] versions = new long[items.size()];
+      for (int i = 0; i < ids.length; i++) {
+        ids[i] = items.get(i).id();
+        versions[i] = items.get(i).version();
+      }
+      return store.deleteIfCurrent(ids, versions);
+    }
+    List<Transition> transitions = new ArrayList<>(items.size());
+    for (WriteItem item : items) {
+      transitions.add(item.transition());
+    }
+    return store.updateIfCurrent(transitions);
+  }
+
+  private void done(String bizType, List<WriteItem> items, int matched) {
+    if (matched < items.size()) {
       int conflicts = items.size() - matched;
       log.info("event=cas_conflict biz_type={} dropped={} ids={}", bizType, conflicts, ids(items));
       try {
@@ -180,29 +293,63 @@ final class WriteBehind {
         log.warn("event=listener_failed error={}", e.toString());
       }
     }
-    for (WriteItem item : items) {
-      if (item.onWritten() != null) {
-        item.onWritten().run();
+    long soonest = Long.MAX_VALUE;
+    for (WriteItem i : items) {
+      Transition t = i.transition();
+      if (t != null && t.status() == 0 && !t.keepLease()) {
+        soonest = Math.min(soonest, t.delayMillis());
       }
     }
-  }
-
-  private int deleteAll(List<WriteItem> items) {
-    long[] ids = new long[items.size()];
-    long[] versions = new long[items.size()];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = items.get(i).id();
-      versions[i] = items.get(i).version();
+    if (soonest != Long.MAX_VALUE) {
+      retryDueInMillis.accept(soonest);
     }
-    return store.deleteIfCurrent(ids, versions);
+    items.forEach(i -> safeRun(i.onWritten()));
   }
 
-  private int updateAll(List<WriteItem> items) {
-    List<Transition> transitions = new ArrayList<>(items.size());
+  private List<WriteItem> dropExpired(String bizType, List<WriteItem> items) {
+    long now = System.nanoTime();
+    List<WriteItem> live = new ArrayList<>(items.size());
+    List<WriteItem> expired = new ArrayList<>();
     for (WriteItem item : items) {
-      transitions.add(item.transition());
+      (now - item.deadlineNanos() >= 0 ? expired : live).add(item);
     }
-    return store.updateIfCurrent(transitions);
+    if (!expired.isEmpty()) {
+      dropped(bizType, expired, "the lease ends before the outcome could be written");
+    }
+    return live;
+  }
+
+  private void dropped(String bizType, List<WriteItem> items, String why) {
+    // the outcomes are lost, not the tickets: they run again when their leases end
+    log.error(
+        "event=write_back_dropped biz_type={} tickets={} ids={} reason={}",
+        bizType,
+        items.size(),
+        ids(items),
+        why);
+    try {
+      listener.writeBackDropped(bizType, items.size());
+    } catch (RuntimeException e) {
+      log.warn("event=listener_failed error={}", e.toString());
+    }
+    items.forEach(i -> safeRun(i.onWritten()));
+  }
+
+  private static long earliestDeadlineMillis(List<WriteItem> items) {
+    long now = System.nanoTime();
+    long min = Long.MAX_VALUE;
+    for (WriteItem i : items) {
+      min = Math.min(min, i.deadlineNanos() - now);
+    }
+    return TimeUnit.NANOSECONDS.toMillis(Math.max(0, min));
+  }
+
+  private static void safeRun(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      log.warn("event=on_written_failed error={}", e.toString());
+    }
   }
 
   private static String ids(List<WriteItem> items) {

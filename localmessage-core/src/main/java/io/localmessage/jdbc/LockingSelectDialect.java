@@ -39,10 +39,13 @@ abstract class LockingSelectDialect extends Dialect {
             continue;
           }
         }
-        rows.addAll(selectDue(c, table, type, only));
-      }
-      if (!rows.isEmpty()) {
-        markClaimed(c, table, rows, request);
+        List<ClaimedRow> due = selectDue(c, table, type, only);
+        if (!due.isEmpty()) {
+          markClaimed(c, table, due, request, type.maxAttempts());
+          for (ClaimedRow r : due) {
+            rows.add(r.maxAttempts() != 0 ? r : withMaxAttempts(r, type.maxAttempts()));
+          }
+        }
       }
       c.commit();
       return rows;
@@ -67,7 +70,7 @@ abstract class LockingSelectDialect extends Dialect {
             + table
             + " m WHERE m.biz_type = ? AND m.status = 0 AND m.next_retry_at <= "
             + now()
-            + " AND m.attempts < m.max_attempts"
+            + " AND (m.max_attempts = 0 OR m.attempts < m.max_attempts)"
             + idFilter
             + " ORDER BY m.next_retry_at LIMIT ? FOR UPDATE SKIP LOCKED";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -102,7 +105,7 @@ abstract class LockingSelectDialect extends Dialect {
             + " m WHERE m.biz_type = ? AND m.status = 0"
             + " AND m.next_retry_at <= "
             + now()
-            + " AND m.attempts < m.max_attempts"
+            + " AND (m.max_attempts = 0 OR m.attempts < m.max_attempts)"
             + idFilter
             + " AND (m.aggregate_id IS NULL OR NOT EXISTS (SELECT 1 FROM "
             + table
@@ -128,12 +131,33 @@ abstract class LockingSelectDialect extends Dialect {
     }
   }
 
-  private void markClaimed(Connection c, String table, List<ClaimedRow> rows, ClaimRequest r)
+  private static ClaimedRow withMaxAttempts(ClaimedRow r, int maxAttempts) {
+    return new ClaimedRow(
+        r.id(),
+        r.kind(),
+        r.bizType(),
+        r.idemKey(),
+        r.aggregateId(),
+        r.destination(),
+        r.payload(),
+        r.headersJson(),
+        r.attempts(),
+        maxAttempts,
+        r.version(),
+        r.createdAt(),
+        r.dbNow(),
+        r.leaseExpired(),
+        r.ageFrom());
+  }
+
+  private void markClaimed(
+      Connection c, String table, List<ClaimedRow> rows, ClaimRequest r, int maxAttempts)
       throws SQLException {
     String sql =
         "UPDATE "
             + table
             + " SET attempts = attempts + 1, version = version + 1,"
+            + " max_attempts = CASE WHEN max_attempts = 0 THEN ? ELSE max_attempts END,"
             + " next_retry_at = "
             + plusMillis(now())
             + ", lease_owner = ?, updated_at = "
@@ -143,6 +167,7 @@ abstract class LockingSelectDialect extends Dialect {
             + ")";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       int p = 1;
+      ps.setInt(p++, maxAttempts);
       ps.setLong(p++, r.leaseMillis());
       ps.setString(p++, r.owner());
       for (ClaimedRow row : rows) {

@@ -96,11 +96,13 @@ public final class PostgresDialect extends Dialect {
       if (due.length() > 0) {
         due.append(" UNION ALL ");
       }
-      due.append("SELECT id, prev_owner FROM (SELECT m.id, m.lease_owner AS prev_owner FROM ")
+      due.append("SELECT id, prev_owner, ")
+          .append(type.maxAttempts())
+          .append(" AS cap FROM (SELECT m.id, m.lease_owner AS prev_owner FROM ")
           .append(table)
           .append(" m WHERE m.biz_type = ? AND m.status = 0 AND m.next_retry_at <= ")
           .append(now())
-          .append(" AND m.attempts < m.max_attempts");
+          .append(" AND (m.max_attempts = 0 OR m.attempts < m.max_attempts)");
       if (request.onlyIds() != null) {
         due.append(" AND m.id = ANY(?)");
       }
@@ -119,7 +121,9 @@ public final class PostgresDialect extends Dialect {
             + due
             + ") UPDATE "
             + table
-            + " t SET attempts = t.attempts + 1, version = t.version + 1, next_retry_at = "
+            + " t SET attempts = t.attempts + 1, version = t.version + 1,"
+            + " max_attempts = CASE WHEN t.max_attempts = 0 THEN due.cap ELSE t.max_attempts END,"
+            + " next_retry_at = "
             + plusMillis(now())
             + ", lease_owner = ?, updated_at = "
             + now()
@@ -171,14 +175,15 @@ public final class PostgresDialect extends Dialect {
     String sql =
         "UPDATE "
             + table
-            + " t SET status = c.st, attempts = t.attempts + c.ad,"
-            + " version = t.version + 1, next_retry_at = "
+            + " t SET status = c.st, attempts = t.attempts + c.ad, version = t.version + 1,"
+            + " next_retry_at = CASE WHEN c.keep THEN t.next_retry_at ELSE "
             + now()
-            + " + c.delay * interval '1 millisecond',"
-            + " last_error = COALESCE(c.err, t.last_error), lease_owner = NULL, updated_at = "
+            + " + c.delay * interval '1 millisecond' END,"
+            + " last_error = COALESCE(c.err, t.last_error),"
+            + " lease_owner = CASE WHEN c.keep THEN t.lease_owner END, updated_at = "
             + now()
-            + " FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::bigint[], ?::varchar[], ?::int[])"
-            + " AS c(id, v, st, delay, err, ad)"
+            + " FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::bigint[], ?::varchar[],"
+            + " ?::int[], ?::boolean[]) AS c(id, v, st, delay, err, ad, keep)"
             + " WHERE t.id = c.id AND t.version = c.v AND t.status = 0";
     int n = transitions.size();
     Long[] ids = new Long[n];
@@ -187,6 +192,7 @@ public final class PostgresDialect extends Dialect {
     Long[] delays = new Long[n];
     String[] errors = new String[n];
     Integer[] deltas = new Integer[n];
+    Boolean[] keep = new Boolean[n];
     for (int i = 0; i < n; i++) {
       Transition t = transitions.get(i);
       ids[i] = t.id();
@@ -195,6 +201,7 @@ public final class PostgresDialect extends Dialect {
       delays[i] = t.status() == 0 ? t.delayMillis() : 0L;
       errors[i] = t.lastError();
       deltas[i] = t.attemptsDelta();
+      keep[i] = t.keepLease();
     }
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setArray(1, c.createArrayOf("int8", ids));
@@ -203,8 +210,35 @@ public final class PostgresDialect extends Dialect {
       ps.setArray(4, c.createArrayOf("int8", delays));
       ps.setArray(5, c.createArrayOf("varchar", errors));
       ps.setArray(6, c.createArrayOf("int4", deltas));
+      ps.setArray(7, c.createArrayOf("bool", keep));
       return ps.executeUpdate();
     }
+  }
+
+  /** One statement: {@code UPDATE ... FROM unnest(ids, versions) ... RETURNING id}. */
+  @Override
+  public java.util.Set<Long> renewLeases(
+      Connection c, String table, long[] ids, long[] versions, long leaseMillis)
+      throws SQLException {
+    String sql =
+        "UPDATE "
+            + table
+            + " t SET next_retry_at = "
+            + plusMillis(now())
+            + " FROM unnest(?::bigint[], ?::bigint[]) AS c(id, v)"
+            + " WHERE t.id = c.id AND t.version = c.v AND t.status = 0 RETURNING t.id";
+    java.util.Set<Long> matched = new java.util.TreeSet<>();
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setLong(1, leaseMillis);
+      ps.setArray(2, longArray(c, ids));
+      ps.setArray(3, longArray(c, versions));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          matched.add(rs.getLong(1));
+        }
+      }
+    }
+    return matched;
   }
 
   @Override

@@ -156,6 +156,15 @@ public final class TicketStore {
     }
   }
 
+  /** Extends the leases of the tickets whose versions still match; returns the ids that did. */
+  public Set<Long> renewLeases(long[] ids, long[] versions, long leaseMillis) {
+    try (Connection c = autocommitConnection()) {
+      return dialect.renewLeases(c, table, ids, versions, leaseMillis);
+    } catch (SQLException e) {
+      throw new StoreException("renewing leases failed: " + e.getMessage(), e);
+    }
+  }
+
   /** What one sweep of exhausted last attempts did: candidates found, tickets moved to DEAD. */
   public record Sweep(int found, int expired) {
     /** Whether the sweep stopped at its batch limit, so more candidates may be left. */
@@ -185,7 +194,8 @@ public final class TicketStore {
     // checked again. A single UPDATE over the due range would, on InnoDB, lock every due ticket
     // it scans (the whole backlog) and make every replica's SKIP LOCKED claim come back empty.
     String exhausted =
-        " AND status = 0 AND attempts >= max_attempts AND next_retry_at <= " + dialect.now();
+        " AND status = 0 AND max_attempts > 0 AND attempts >= max_attempts AND next_retry_at <= "
+            + dialect.now();
     String window =
         windowMillis != null ? " AND next_retry_at > " + dialect.plusMillis(dialect.now()) : "";
     String select =

@@ -113,6 +113,33 @@ public final class MicrometerMetrics implements EngineListener {
   }
 
   @Override
+  public void leaseRenewed(String bizType, int count) {
+    Counter.builder(P + "lease.renewals")
+        .tag("biz_type", bizType)
+        .register(registry)
+        .increment(count);
+  }
+
+  @Override
+  public void fenced(String bizType, int count) {
+    Counter.builder(P + "fenced").tag("biz_type", bizType).register(registry).increment(count);
+  }
+
+  @Override
+  public void writeBackDropped(String bizType, int count) {
+    Counter.builder(P + "writeback.dropped")
+        .tag("biz_type", bizType)
+        .register(registry)
+        .increment(count);
+  }
+
+  @Override
+  public void wakeUpSent(int requests) {
+    Counter.builder(P + "wakeups.sent").register(registry).increment();
+    Counter.builder(P + "wakeups.requested").register(registry).increment(requests);
+  }
+
+  @Override
   public void expiredLastAttempt(int count) {
     Counter.builder(P + "expired.last.attempt").register(registry).increment(count);
   }

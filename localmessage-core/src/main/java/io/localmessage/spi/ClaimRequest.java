@@ -10,6 +10,16 @@ import java.util.List;
 public record ClaimRequest(
     List<TypeLimit> types, long leaseMillis, String owner, List<Long> onlyIds) {
 
-  /** How many tickets of {@code bizType} may be claimed; {@code ordered} applies invariant 7. */
-  public record TypeLimit(String bizType, int limit, boolean ordered) {}
+  /**
+   * How many tickets of {@code bizType} may be claimed; {@code ordered} keeps each aggregate in
+   * order. {@code maxAttempts} is the attempt cap of the handling replica: a ticket saved without
+   * one (its {@code max_attempts} is 0, "not resolved yet") takes it at this claim.
+   */
+  public record TypeLimit(String bizType, int limit, boolean ordered, int maxAttempts) {
+    public TypeLimit {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
+      }
+    }
+  }
 }

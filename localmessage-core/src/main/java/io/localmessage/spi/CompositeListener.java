@@ -41,4 +41,24 @@ final class CompositeListener implements EngineListener {
   public void expiredLastAttempt(int count) {
     targets.forEach(t -> t.expiredLastAttempt(count));
   }
+
+  @Override
+  public void leaseRenewed(String bizType, int count) {
+    targets.forEach(t -> t.leaseRenewed(bizType, count));
+  }
+
+  @Override
+  public void fenced(String bizType, int count) {
+    targets.forEach(t -> t.fenced(bizType, count));
+  }
+
+  @Override
+  public void writeBackDropped(String bizType, int count) {
+    targets.forEach(t -> t.writeBackDropped(bizType, count));
+  }
+
+  @Override
+  public void wakeUpSent(int requests) {
+    targets.forEach(t -> t.wakeUpSent(requests));
+  }
 }

@@ -96,9 +96,11 @@ public abstract class Dialect {
     String sql =
         "UPDATE "
             + table
-            + " SET status = ?, attempts = attempts + ?, version = version + 1, next_retry_at = "
+            + " SET status = ?, attempts = attempts + ?, version = version + 1, next_retry_at ="
+            + " CASE WHEN ? = 1 THEN next_retry_at ELSE "
             + plusMillis(now())
-            + ", last_error = COALESCE(?, last_error), lease_owner = NULL, updated_at = "
+            + " END, last_error = COALESCE(?, last_error),"
+            + " lease_owner = CASE WHEN ? = 1 THEN lease_owner ELSE NULL END, updated_at = "
             + now()
             + " WHERE id = ? AND version = ? AND status = 0";
     boolean auto = c.getAutoCommit();
@@ -111,13 +113,88 @@ public abstract class Dialect {
       for (Transition t : sorted) {
         ps.setInt(1, t.status());
         ps.setInt(2, t.attemptsDelta());
-        ps.setLong(3, t.status() == 0 ? t.delayMillis() : 0L);
-        ps.setString(4, t.lastError());
-        ps.setLong(5, t.id());
-        ps.setLong(6, t.version());
+        ps.setInt(3, t.keepLease() ? 1 : 0);
+        ps.setLong(4, t.status() == 0 ? t.delayMillis() : 0L);
+        ps.setString(5, t.lastError());
+        ps.setInt(6, t.keepLease() ? 1 : 0);
+        ps.setLong(7, t.id());
+        ps.setLong(8, t.version());
         ps.addBatch();
       }
       int matched = sumCounts(ps.executeBatch());
+      c.commit();
+      return matched;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(auto);
+    }
+  }
+
+  /**
+   * Extends the leases of claimed tickets to {@code now + leaseMillis} (database clock) where
+   * {@code (id, version)} still match and the ticket is still PENDING; the version is not bumped,
+   * so the execution's write-back stays valid. Returns the ids that matched: a ticket missing from
+   * it was cancelled or taken over, and its execution must not write an outcome. {@code c} is in
+   * autocommit mode. The default locks the rows in one short transaction, compares versions, then
+   * updates the ones that still match.
+   */
+  public java.util.Set<Long> renewLeases(
+      Connection c, String table, long[] ids, long[] versions, long leaseMillis)
+      throws SQLException {
+    java.util.Map<Long, Long> wanted = new java.util.TreeMap<>();
+    for (int i = 0; i < ids.length; i++) {
+      wanted.put(ids[i], versions[i]);
+    }
+    java.util.Set<Long> matched = new java.util.TreeSet<>();
+    if (wanted.isEmpty()) {
+      return matched;
+    }
+    boolean auto = c.getAutoCommit();
+    beginShortTransaction(c);
+    c.setAutoCommit(false);
+    try {
+      String in = String.join(", ", java.util.Collections.nCopies(wanted.size(), "?"));
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT id, version FROM "
+                  + table
+                  + " WHERE id IN ("
+                  + in
+                  + ") AND status = 0 ORDER BY id FOR UPDATE")) {
+        int p = 1;
+        for (Long id : wanted.keySet()) {
+          ps.setLong(p++, id);
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            long id = rs.getLong(1);
+            if (wanted.get(id) == rs.getLong(2)) {
+              matched.add(id);
+            }
+          }
+        }
+      }
+      if (!matched.isEmpty()) {
+        String ok = String.join(", ", java.util.Collections.nCopies(matched.size(), "?"));
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE "
+                    + table
+                    + " SET next_retry_at = "
+                    + plusMillis(now())
+                    + " WHERE id IN ("
+                    + ok
+                    + ") AND status = 0")) {
+          int p = 1;
+          ps.setLong(p++, leaseMillis);
+          for (Long id : matched) {
+            ps.setLong(p++, id);
+          }
+          ps.executeUpdate();
+        }
+      }
       c.commit();
       return matched;
     } catch (SQLException | RuntimeException e) {

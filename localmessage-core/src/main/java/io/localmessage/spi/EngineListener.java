@@ -55,4 +55,30 @@ public interface EngineListener {
 
   /** Tickets that went DEAD because their last allowed delivery never reported back. */
   default void expiredLastAttempt(int count) {}
+
+  /**
+   * Leases of {@code count} tickets whose handlers were still running were extended (one renewal
+   * statement may cover several types; this is called once per type).
+   */
+  default void leaseRenewed(String bizType, int count) {}
+
+  /**
+   * {@code count} executions were fenced: a lease renewal found that their ticket had been
+   * cancelled or taken over by another replica (this replica's lease had run out, for example
+   * while it was frozen or cut off from the database). Their outcomes are dropped.
+   */
+  default void fenced(String bizType, int count) {}
+
+  /**
+   * {@code count} outcomes could not be written back before their lease ended (the database was
+   * unreachable for longer than the lease allowed, or refused the row). The tickets run again when
+   * their leases end.
+   */
+  default void writeBackDropped(String bizType, int count) {}
+
+  /**
+   * A wake-up was sent to the other replicas (PostgreSQL {@code NOTIFY}); it covers {@code
+   * requests} tickets or operator actions that asked for one in the same few milliseconds.
+   */
+  default void wakeUpSent(int requests) {}
 }

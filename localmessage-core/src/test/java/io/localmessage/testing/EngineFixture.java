@@ -60,6 +60,15 @@ public final class EngineFixture implements AutoCloseable {
         .backoff(io.localmessage.Backoff.fixed(Duration.ofMillis(10)));
   }
 
+  /** The SQL expression of the database clock of {@code ds}'s dialect. */
+  public static String nowSql(DataSource ds) {
+    try (Connection c = ds.getConnection()) {
+      return io.localmessage.jdbc.Dialects.detect(c).now();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** Saves in one committed transaction. */
   public SaveResult save(LocalMessages lm, NewMessage m) {
     try (Connection c = dataSource.getConnection()) {
@@ -128,6 +137,24 @@ public final class EngineFixture implements AutoCloseable {
     public final AtomicInteger leaseReclaims = new AtomicInteger();
     public final AtomicInteger duplicates = new AtomicInteger();
     public final AtomicInteger expired = new AtomicInteger();
+    public final AtomicInteger renewed = new AtomicInteger();
+    public final AtomicInteger fenced = new AtomicInteger();
+    public final AtomicInteger writeBackDropped = new AtomicInteger();
+
+    @Override
+    public void leaseRenewed(String bizType, int count) {
+      renewed.addAndGet(count);
+    }
+
+    @Override
+    public void fenced(String bizType, int count) {
+      fenced.addAndGet(count);
+    }
+
+    @Override
+    public void writeBackDropped(String bizType, int count) {
+      writeBackDropped.addAndGet(count);
+    }
     public final java.util.Map<Result, AtomicInteger> results =
         new java.util.concurrent.ConcurrentHashMap<>();
 

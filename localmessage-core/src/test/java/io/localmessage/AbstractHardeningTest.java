@@ -1,0 +1,648 @@
+package io.localmessage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Sql;
+import io.localmessage.testing.TestDatabase;
+import java.io.IOError;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The promises that hold under timeouts, short outages, poison rows and shutdown, on every
+ * database: a ticket never runs twice at once while a delivery of it may still be inside its
+ * handler, nothing gets stuck, and a finished outcome is recorded. Each test is named after the
+ * failure it pins down and failed on the engine before the fix.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class AbstractHardeningTest {
+  protected TestDatabase db;
+  protected DataSource ds;
+  protected EngineFixture fx;
+
+  protected abstract TestDatabase createDatabase();
+
+  @BeforeAll
+  void createDb() {
+    db = createDatabase();
+    ds = db.dataSource(16);
+  }
+
+  @AfterAll
+  void dropDb() {
+    db.close();
+  }
+
+  @BeforeEach
+  void newTable() {
+    fx = new EngineFixture(ds);
+  }
+
+  @AfterEach
+  void stopEngines() {
+    fx.close();
+  }
+
+  /** Records every execution of every ticket: overlaps, counts and attempts. */
+  static final class Executions {
+    record Run(long id, String replica, int attempt, long startNanos, long endNanos) {}
+
+    final List<Run> runs = new CopyOnWriteArrayList<>();
+    final ConcurrentHashMap<Long, AtomicInteger> active = new ConcurrentHashMap<>();
+    final AtomicInteger maxActive = new AtomicInteger();
+
+    long enter(Message m) {
+      int now = active.computeIfAbsent(m.id(), k -> new AtomicInteger()).incrementAndGet();
+      maxActive.accumulateAndGet(now, Math::max);
+      return System.nanoTime();
+    }
+
+    void leave(Message m, String replica, long start) {
+      active.get(m.id()).decrementAndGet();
+      runs.add(new Run(m.id(), replica, m.attempt(), start, System.nanoTime()));
+    }
+
+    int count() {
+      return runs.size();
+    }
+  }
+
+  /** Busy for {@code d} whatever happens: blocking I/O without a timeout ignores interrupts. */
+  static void workIgnoringInterrupts(Duration d) {
+    long end = System.nanoTime() + d.toNanos();
+    boolean interrupted = false;
+    while (System.nanoTime() < end) {
+      try {
+        TimeUnit.MILLISECONDS.sleep(5);
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static NewMessage action(String type, String key) {
+    return NewMessage.action(type, key).payload("{}").build();
+  }
+
+  private String lastError(long id) {
+    return Sql.string(ds, "SELECT last_error FROM " + fx.table + " WHERE id = ?", id);
+  }
+
+  // ------------------------------------------------------------------ A. lease ownership
+
+  @Test
+  void timedOutHandlerThatIgnoresInterruptsIsNeverRunAgainWhileItStillRuns() {
+    Executions ex = new Executions();
+    LocalMessages lm = fx.build(fx.builder().replicaId("a"));
+    lm.register(
+        "t.slow",
+        m -> {
+          long start = ex.enter(m);
+          try {
+            workIgnoringInterrupts(Duration.ofMillis(900));
+          } finally {
+            ex.leave(m, "a", start);
+          }
+        },
+        EngineFixture.config()
+            .handlerTimeout(Duration.ofMillis(200))
+            .maxAttempts(3)
+            .backoff(Backoff.fixed(Duration.ofMillis(20)))
+            .build());
+    lm.start();
+    SaveResult s = fx.save(lm, action("t.slow", "k"));
+
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.count("status = 2") == 1);
+    assertThat(ex.maxActive.get()).as("executions of one ticket at the same time").isEqualTo(1);
+    assertThat(ex.count()).as("three attempts, one after the other").isEqualTo(3);
+    assertThat(lastError(s.id())).contains("timed out");
+  }
+
+  @Test
+  void aHandlerLongerThanTheLeaseKeepsItsTicketThroughRenewals() {
+    Executions ex = new Executions();
+    HandlerConfig config =
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(10)).maxAttempts(5).build();
+    List<LocalMessages> engines = new ArrayList<>();
+    for (String replica : List.of("a", "b")) {
+      LocalMessages lm = fx.build(fx.builder().replicaId(replica).lease(Duration.ofMillis(1200)));
+      lm.register(
+          "t.long",
+          m -> {
+            long start = ex.enter(m);
+            try {
+              workIgnoringInterrupts(Duration.ofMillis(3500));
+            } finally {
+              ex.leave(m, replica, start);
+            }
+          },
+          config);
+      engines.add(lm);
+    }
+    engines.forEach(LocalMessages::start);
+    fx.save(engines.get(0), action("t.long", "k"));
+
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
+    assertThat(ex.count()).as("one delivery: no replica took over a renewed lease").isEqualTo(1);
+    assertThat(ex.maxActive.get()).isEqualTo(1);
+  }
+
+  @Test
+  void closeKeepsTheLeaseOfAHandlerThatIgnoresTheInterrupt() {
+    Executions ex = new Executions();
+    CountDownLatch started = new CountDownLatch(1);
+    HandlerConfig config = EngineFixture.config().maxAttempts(1).build();
+    LocalMessages a =
+        fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofMillis(100)));
+    a.register(
+        "t.x",
+        m -> {
+          long start = ex.enter(m);
+          started.countDown();
+          try {
+            workIgnoringInterrupts(Duration.ofMillis(2500));
+          } finally {
+            ex.leave(m, "a", start);
+          }
+        },
+        config);
+    a.start();
+    fx.save(a, action("t.x", "k"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> started.getCount() == 0);
+    a.close();
+    // still leased to a, with the attempt given back and the version moved past a's outcome
+    assertThat(fx.count("attempts = 0 AND lease_owner = 'a' AND status = 0")).isEqualTo(1);
+    assertThat(
+            Sql.count(
+                ds,
+                "SELECT COUNT(*) FROM "
+                    + fx.table
+                    + " WHERE next_retry_at > "
+                    + EngineFixture.nowSql(ds)))
+        .as("the lease end was not moved earlier")
+        .isEqualTo(1);
+
+    LocalMessages b = fx.build(fx.builder().replicaId("b"));
+    List<Integer> attemptsSeenByB = new CopyOnWriteArrayList<>();
+    b.register(
+        "t.x",
+        m -> {
+          long start = ex.enter(m);
+          attemptsSeenByB.add(m.attempt());
+          ex.leave(m, "b", start);
+        },
+        config);
+    b.start();
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
+    assertThat(ex.maxActive.get()).as("b never ran it while a's handler was inside").isEqualTo(1);
+    Executions.Run first = ex.runs.get(0);
+    Executions.Run second = ex.runs.get(1);
+    assertThat(second.startNanos()).isGreaterThan(first.endNanos());
+    assertThat(attemptsSeenByB).as("the attempt a's shutdown interrupted was given back")
+        .containsExactly(1);
+  }
+
+  @Test
+  void closeHandsAnInterruptedExecutionToAnotherReplicaAtOnceWithItsAttemptBack() {
+    CountDownLatch started = new CountDownLatch(1);
+    HandlerConfig config = EngineFixture.config().maxAttempts(1).build();
+    LocalMessages a =
+        fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofMillis(100)));
+    a.register(
+        "t.x",
+        m -> {
+          started.countDown();
+          TimeUnit.SECONDS.sleep(30); // answers the interrupt
+        },
+        config);
+    a.start();
+    SaveResult s = fx.save(a, action("t.x", "k"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> started.getCount() == 0);
+    a.close();
+
+    LocalMessages b = fx.build(fx.builder().replicaId("b"));
+    AtomicInteger attempt = new AtomicInteger();
+    b.register("t.x", m -> attempt.set(m.attempt()), config);
+    b.start();
+    // well before the 5 s lease of a's claim would have ended
+    await().atMost(Duration.ofSeconds(3)).until(() -> fx.countAll() == 0);
+    assertThat(attempt.get()).as("a last attempt interrupted by a deploy is not burned").isEqualTo(1);
+    assertThat(fx.count("id = ?", s.id())).isZero();
+  }
+
+  // ------------------------------------------------------------------ B. bad moments
+
+  /** A pool in front of the test database that refuses connections while {@code down} is set. */
+  static final class Outage implements DataSource {
+    final DataSource target;
+    final AtomicBoolean down = new AtomicBoolean();
+
+    Outage(DataSource target) {
+      this.target = target;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+      if (down.get()) {
+        throw new SQLTransientConnectionException("database unreachable (test outage)", "08001");
+      }
+      return target.getConnection();
+    }
+
+    @Override
+    public Connection getConnection(String user, String password) throws SQLException {
+      return getConnection();
+    }
+
+    @Override
+    public PrintWriter getLogWriter() throws SQLException {
+      return target.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) throws SQLException {
+      target.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+      target.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+      return target.getLoginTimeout();
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+      throw new SQLFeatureNotSupportedException();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+      return target.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+      return target.isWrapperFor(iface);
+    }
+  }
+
+  @Test
+  void anOutcomeSurvivesAnOutageShorterThanItsLease() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder().autoCreateSchema(true)).close(); // the tables, before the outage
+    LocalMessages lm =
+        fx.build(fx.builder(outage).lease(Duration.ofSeconds(8)).autoCreateSchema(false));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register(
+        "t.once",
+        m -> {
+          runs.incrementAndGet();
+          outage.down.set(true); // the database goes away while the handler finishes
+        },
+        EngineFixture.config().maxAttempts(1).build());
+    lm.start();
+    fx.save(lm, action("t.once", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() == 1);
+    // down for 4 s: longer than the old writer's 2.6 s of retries, shorter than lease - margin
+    await().pollDelay(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    outage.down.set(false);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+    assertThat(runs.get()).as("the success written late, not run again").isEqualTo(1);
+  }
+
+  @Test
+  void oneRowTheDatabaseRefusesDoesNotSinkItsBatch() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.registerBatch(
+        "t.batch",
+        batch -> {
+          List<Outcome> out = new ArrayList<>();
+          for (Message m : batch) {
+            out.add(
+                m.idemKey().equals("bad")
+                    // a date no database can store: the one row it refuses
+                    ? Outcome.retryAfter(Duration.ofDays(365L * 400_000), "far future")
+                    : Outcome.retry("busy, try later"));
+          }
+          return out;
+        },
+        EngineFixture.config().batchSize(10).maxAttempts(50).build());
+    fx.save(lm, action("t.batch", "bad"));
+    fx.save(lm, action("t.batch", "good-1"));
+    fx.save(lm, action("t.batch", "good-2"));
+    lm.start();
+    // the good rows got their retry outcome written (not left leased for the whole lease)
+    await()
+        .atMost(Duration.ofSeconds(4))
+        .until(() -> fx.count("idem_key LIKE 'good-%' AND last_error = 'busy, try later'") == 2);
+  }
+
+  @Test
+  void anErrorTextWithNulIsStoredCleaned() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.nul",
+        m -> {
+          throw new IllegalStateException("remote said \u0000\u0001garbage\uD800");
+        },
+        EngineFixture.config().maxAttempts(50).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    lm.start();
+    SaveResult s = fx.save(lm, action("t.nul", "k"));
+    await()
+        .atMost(Duration.ofSeconds(4))
+        .until(() -> lastError(s.id()) != null && lastError(s.id()).contains("garbage"));
+    assertThat(lastError(s.id())).doesNotContain("\u0000").contains("\u0001garbage\uFFFD");
+  }
+
+  @Test
+  void aRowThatCannotBeDecodedGoesDeadAndStallsNothing() {
+    LocalMessages lm = fx.build(fx.builder().concurrency(4));
+    AtomicInteger ran = new AtomicInteger();
+    lm.register("t.p", m -> ran.incrementAndGet(), EngineFixture.config().build());
+    for (int i = 0; i < 4; i++) {
+      fx.save(lm, action("t.p", "poison-" + i));
+    }
+    // written by another producer or a hand fix: not the JSON object the library writes
+    Sql.update(ds, "UPDATE " + fx.table + " SET headers = 'not json'");
+    for (int i = 0; i < 20; i++) {
+      fx.save(lm, action("t.p", "valid-" + i));
+    }
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> ran.get() == 20 && fx.count("status = 0") == 0);
+    assertThat(fx.count("status = 2 AND last_error LIKE 'cannot decode%'")).isEqualTo(4);
+
+    // every slot came back: four handlers can run at the same time
+    CountDownLatch four = new CountDownLatch(4);
+    CountDownLatch release = new CountDownLatch(1);
+    LocalMessages again = fx.build(fx.builder().concurrency(4));
+    again.register(
+        "t.q",
+        m -> {
+          four.countDown();
+          release.await(10, TimeUnit.SECONDS);
+        },
+        EngineFixture.config().build());
+    lm.close();
+    again.start();
+    for (int i = 0; i < 4; i++) {
+      fx.save(again, action("t.q", "q-" + i));
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> four.getCount() == 0);
+    release.countDown();
+  }
+
+  @Test
+  void anErrorThrownByAHandlerIsARetryWithItsReason() {
+    LocalMessages lm = fx.build(fx.builder());
+    AtomicInteger calls = new AtomicInteger();
+    lm.register(
+        "t.err",
+        m -> {
+          if (calls.incrementAndGet() == 1) {
+            throw new IOError(new IOException("disk gone"));
+          }
+        },
+        EngineFixture.config().maxAttempts(5).build());
+    lm.start();
+    SaveResult s = fx.save(lm, action("t.err", "k"));
+    // the retry comes after the 10 ms backoff, not after the 5 s lease
+    await().atMost(Duration.ofSeconds(3)).until(() -> fx.countAll() == 0);
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(s.id()).isPositive();
+  }
+
+  // ------------------------------------------------------------------ C. policy and maintenance
+
+  @Test
+  void aProducerThatDoesNotHandleATypeLeavesItsPolicyToTheHandlingReplica() {
+    LocalMessages producer = fx.build(fx.builder().replicaId("producer"));
+    SaveResult s = fx.save(producer, action("t.remote", "k"));
+    LocalMessages worker = fx.build(fx.builder().replicaId("worker"));
+    AtomicInteger calls = new AtomicInteger();
+    worker.register(
+        "t.remote",
+        m -> {
+          calls.incrementAndGet();
+          throw new IllegalStateException("always failing");
+        },
+        EngineFixture.config().maxAttempts(2).build());
+    worker.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("status = 2") == 1);
+    assertThat(calls.get()).as("the worker's maxAttempts, not the engine default of 10")
+        .isEqualTo(2);
+    assertThat(lastError(s.id())).startsWith("attempts exhausted (2/2)");
+  }
+
+  @Test
+  void aProducerWithAnExplicitDefaultStoresIt() {
+    LocalMessages producer = fx.build(fx.builder().defaultMaxAttempts(4));
+    SaveResult s = fx.save(producer, action("t.remote", "k"));
+    assertThat(Sql.count(ds, "SELECT max_attempts FROM " + fx.table + " WHERE id = ?", s.id()))
+        .isEqualTo(4);
+  }
+
+  @Test
+  void aRetentionPurgeThatWaitsOnALockDoesNotStopClaiming() throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.kept",
+        m -> {},
+        EngineFixture.config().retainSucceeded(Duration.ofMillis(1)).build());
+    AtomicInteger ran = new AtomicInteger();
+    lm.register("t.fresh", m -> ran.incrementAndGet(), EngineFixture.config().build());
+    SaveResult kept = fx.save(lm, action("t.kept", "k"));
+    lm.runOnce();
+    assertThat(fx.count("id = ? AND status = 1", kept.id())).isEqualTo(1);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      // an application transaction holds the retained row: the purge's delete must wait for it
+      try (PreparedStatement ps =
+          c.prepareStatement("SELECT id FROM " + fx.table + " WHERE id = ? FOR UPDATE")) {
+        ps.setLong(1, kept.id());
+        ps.executeQuery().close();
+      }
+      lm.start();
+      fx.save(lm, action("t.fresh", "f"));
+      await().atMost(Duration.ofSeconds(3)).until(() -> ran.get() == 1);
+      c.rollback();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("id = ?", kept.id()) == 0);
+  }
+
+  // ------------------------------------------------------------------ renewal, fencing, health
+
+  @Test
+  void renewalsAreCountedAndATakenOverExecutionIsFencedAndInterrupted() {
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(fx.builder().replicaId("a").lease(Duration.ofMillis(1200)).listener(counting));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicBoolean interrupted = new AtomicBoolean();
+    lm.register(
+        "t.f",
+        m -> {
+          started.countDown();
+          try {
+            TimeUnit.SECONDS.sleep(20);
+          } catch (InterruptedException e) {
+            interrupted.set(true);
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(30)).build());
+    lm.start();
+    SaveResult s = fx.save(lm, action("t.f", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> started.getCount() == 0);
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.renewed.get() >= 2);
+
+    // another replica took the ticket over (as if this one had been frozen past its lease)
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET version = version + 1, lease_owner = 'other', attempts = attempts + 1 WHERE id = ?",
+        s.id());
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.fenced.get() == 1);
+    await().atMost(Duration.ofSeconds(5)).until(interrupted::get);
+    // its outcome was dropped before any write-back: the other replica's claim stands
+    assertThat(fx.count("id = ? AND lease_owner = 'other' AND status = 0", s.id())).isEqualTo(1);
+    assertThat(counting.casConflicts.get()).isZero();
+  }
+
+  @Test
+  void anOutageLongerThanTheLeaseDropsTheOutcomeCountedAndTheTicketRunsAgain() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder()).close();
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(outage)
+                .lease(Duration.ofMillis(1200))
+                .autoCreateSchema(false)
+                .listener(counting));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register(
+        "t.o",
+        m -> {
+          if (runs.incrementAndGet() == 1) {
+            outage.down.set(true);
+          }
+        },
+        EngineFixture.config().maxAttempts(5).build());
+    lm.start();
+    fx.save(lm, action("t.o", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.writeBackDropped.get() == 1);
+    outage.down.set(false);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+    assertThat(runs.get()).isEqualTo(2);
+  }
+
+  @Test
+  void aWedgedHandlerPastMaxExecutionTimeLosesItsTicketAndItsOutcomeIsDropped() {
+    Executions ex = new Executions();
+    EngineFixture.Counting countingA = new EngineFixture.Counting();
+    HandlerConfig config =
+        EngineFixture.config().handlerTimeout(Duration.ofMillis(500)).maxAttempts(5).build();
+    LocalMessages a =
+        fx.build(
+            fx.builder()
+                .replicaId("a")
+                .lease(Duration.ofMillis(1200))
+                .maxExecutionTime(Duration.ofMillis(1200))
+                .listener(countingA));
+    a.register(
+        "t.w",
+        m -> {
+          long start = ex.enter(m);
+          try {
+            workIgnoringInterrupts(Duration.ofSeconds(5));
+          } finally {
+            ex.leave(m, "a", start);
+          }
+        },
+        // one slot, held by the wedged thread: a cannot claim the ticket again itself
+        EngineFixture.config()
+            .handlerTimeout(Duration.ofMillis(500))
+            .maxAttempts(5)
+            .concurrency(1)
+            .build());
+    a.start();
+    fx.save(a, action("t.w", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> ex.active.size() == 1);
+    LocalMessages b = fx.build(fx.builder().replicaId("b").lease(Duration.ofMillis(1200)));
+    b.register(
+        "t.w",
+        m -> {
+          long start = ex.enter(m);
+          ex.leave(m, "b", start);
+        },
+        config);
+    b.start();
+    // a's lease is no longer renewed after maxExecutionTime, so b takes the ticket over
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> countingA.casConflicts.get() == 1);
+    assertThat(ex.runs).extracting(Executions.Run::replica).containsExactly("b", "a");
+  }
+
+  @Test
+  void healthReportsAStuckPollerAndItsRecovery() throws Exception {
+    DataSource one = db.dataSource(1);
+    fx.build(fx.builder()).close();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(one)
+                .wakeUps(false)
+                .autoCreateSchema(false)
+                .loopStuckAfter(Duration.ofMillis(400))
+                .replicaId("h"));
+    lm.register("t.h", m -> {}, EngineFixture.config().build());
+    lm.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> lm.health().healthy());
+    assertThat(lm.health().loops())
+        .extracting(EngineHealth.Loop::name)
+        .contains("poller", "writer", "watchdog", "renewer", "maintenance");
+    assertThat(lm.health().running()).isTrue();
+    try (Connection held = one.getConnection()) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  lm.health().loops().stream()
+                      .anyMatch(l -> l.name().equals("poller") && l.stuck()));
+      assertThat(lm.health().healthy()).isFalse();
+      assertThat(held.isValid(1)).isTrue();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> lm.health().healthy());
+  }
+}
