@@ -378,14 +378,11 @@ public final class TicketStore {
     String select =
         "SELECT id, biz_type FROM "
             + table
-            + " WHERE id IN ("
-            + LockingSelectDialect.placeholders(ids.size())
-            + ") AND status = 2 FOR UPDATE";
+            + " WHERE "
+            + idIn(ids.size())
+            + " AND status = 2 FOR UPDATE";
     try (PreparedStatement ps = c.prepareStatement(select)) {
-      int p = 1;
-      for (Long id : ids) {
-        ps.setLong(p++, id);
-      }
+      bindIds(c, ps, 1, ids);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           dead.put(rs.getLong(1), rs.getString(2));
@@ -405,14 +402,11 @@ public final class TicketStore {
             + dialect.now()
             + ", lease_owner = NULL, updated_at = "
             + dialect.now()
-            + " WHERE id IN ("
-            + LockingSelectDialect.placeholders(dead.size())
-            + ") AND status = 2";
+            + " WHERE "
+            + idIn(dead.size())
+            + " AND status = 2";
     try (PreparedStatement ps = c.prepareStatement(update)) {
-      int p = 1;
-      for (Long id : dead.keySet()) {
-        ps.setLong(p++, id);
-      }
+      bindIds(c, ps, 1, dead.keySet());
       ps.executeUpdate();
     }
     // one audit row per ticket, written by one statement rather than one round trip each
@@ -424,20 +418,40 @@ public final class TicketStore {
             + dialect.now()
             + " FROM "
             + table
-            + " WHERE id IN ("
-            + LockingSelectDialect.placeholders(dead.size())
-            + ")";
+            + " WHERE "
+            + idIn(dead.size());
     try (PreparedStatement ps = c.prepareStatement(audit)) {
-      int p = 1;
-      ps.setString(p++, operator);
-      ps.setString(p++, reason);
-      for (Long id : dead.keySet()) {
-        ps.setLong(p++, id);
-      }
+      ps.setString(1, operator);
+      ps.setString(2, reason);
+      bindIds(c, ps, 3, dead.keySet());
       ps.executeUpdate();
     }
     return dead.size();
   }
+
+  /**
+   * {@code id IN (?, ...)}, or on PostgreSQL {@code id = ANY(?)} with one array: a list of bound
+   * parameters gets a generic plan that, on a table without fresh statistics, scans the whole
+   * table and compares every row with every id; an array keeps it on the primary key.
+   */
+  private String idIn(int n) {
+    return dialect instanceof PostgresDialect
+        ? "id = ANY(?)"
+        : "id IN (" + LockingSelectDialect.placeholders(n) + ")";
+  }
+
+  private void bindIds(Connection c, PreparedStatement ps, int first, Collection<Long> ids)
+      throws SQLException {
+    if (dialect instanceof PostgresDialect) {
+      ps.setArray(first, c.createArrayOf("int8", ids.toArray()));
+      return;
+    }
+    int p = first;
+    for (Long id : ids) {
+      ps.setLong(p++, id);
+    }
+  }
+
 
   /** Ids of DEAD tickets of a type, oldest first. */
   public List<Long> deadIds(String bizType, int limit) {
