@@ -10,11 +10,11 @@ import java.util.regex.Pattern;
 
 /**
  * A ticket to save. Build one with {@link #action} or {@link #event}. Field limits follow the
- * schema; a value that does not fit is rejected at {@link Builder#build()} with
- * a message that names the field, so nothing half-valid ever reaches the database. Every text
- * (keys, destination, header names and values) must be storable text: U+0000 and unpaired
- * surrogate characters are refused. The payload size
- * limit is the engine's ({@link LocalMessagesBuilder#maxPayloadBytes(int)}), checked at save.
+ * schema; a value that does not fit is rejected at {@link Builder#build()} with a message that
+ * names the field, so nothing half-valid ever reaches the database. Every text (keys, destination,
+ * header names and values) must be storable text: U+0000 and unpaired surrogate characters are
+ * refused. The payload size limit is the engine's ({@link
+ * LocalMessagesBuilder#maxPayloadBytes(int)}), checked at save.
  */
 public final class NewMessage {
   public static final int MAX_BIZ_TYPE_LENGTH = 64;

@@ -434,7 +434,9 @@ public abstract class AbstractEngineConformanceTest {
     // and the cancel goes through while its handler still runs
     Sql.update(
         ds,
-        "UPDATE " + fx.table + " SET next_retry_at = created_at, version = version + 1 WHERE id = ?",
+        "UPDATE "
+            + fx.table
+            + " SET next_retry_at = created_at, version = version + 1 WHERE id = ?",
         s.id());
     assertThat(a.admin().cancel(s.id(), "ops", "customer withdrew")).isTrue();
     release.countDown();

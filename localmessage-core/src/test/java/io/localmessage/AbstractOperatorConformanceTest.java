@@ -162,8 +162,7 @@ public abstract class AbstractOperatorConformanceTest {
     assertThat(lm.admin().findByIdemKey("k "))
         .extracting(TicketView::idemKey)
         .containsExactly("k ");
-    SaveResult agg =
-        fx.save(lm, NewMessage.action("t.a", "a1").aggregateId("order-1 ").build());
+    SaveResult agg = fx.save(lm, NewMessage.action("t.a", "a1").aggregateId("order-1 ").build());
     assertThat(lm.admin().findByAggregate("order-1", 10)).isEmpty();
     assertThat(lm.admin().findByAggregate("order-1 ", 10))
         .extracting(TicketView::id)
@@ -235,7 +234,8 @@ public abstract class AbstractOperatorConformanceTest {
     assertThat(lm.admin().findByAggregate(agg, 5)).extracting(TicketView::id).contains(s.id());
     String inboxId = "\uD83D\uDE00".repeat(Inbox.MAX_MESSAGE_ID_LENGTH / 2) + "x";
     Inbox inbox = Inbox.create(ds, fx.table + "_inbox", null);
-    assertThat(inbox.applyOnceInTransaction("c".repeat(Inbox.MAX_CONSUMER_LENGTH), inboxId, c -> {}))
+    assertThat(
+            inbox.applyOnceInTransaction("c".repeat(Inbox.MAX_CONSUMER_LENGTH), inboxId, c -> {}))
         .isTrue();
     assertThat(Sql.string(ds, "SELECT message_id FROM " + fx.table + "_inbox")).isEqualTo(inboxId);
   }
@@ -378,9 +378,7 @@ public abstract class AbstractOperatorConformanceTest {
     assertThat(lm.admin().requeueAllDead("t.bulk", "ops", "again")).isEqualTo(n);
     assertThat(fx.count("status = 0 AND attempts = 0")).isEqualTo(n);
     assertThat(
-            Sql.count(
-                ds,
-                "SELECT COUNT(*) FROM " + fx.table + "_audit WHERE action = 'REQUEUE'"))
+            Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_audit WHERE action = 'REQUEUE'"))
         .isEqualTo(2L * n);
   }
 

@@ -25,10 +25,10 @@ public interface Admin {
    * Cancels a PENDING or DEAD ticket: no further tries, nothing undone. Returns false when the
    * ticket does not exist or is SUCCEEDED/CANCELED.
    *
-   * @throws io.localmessage.TicketInFlightException when a replica holds a live lease on the
-   *     ticket (it is being delivered right now): the delivery under way cannot be stopped, and for
-   *     an ordered type the next ticket of the aggregate would start beside it. Pause the type or
-   *     wait for the outcome, then cancel.
+   * @throws io.localmessage.TicketInFlightException when a replica holds a live lease on the ticket
+   *     (it is being delivered right now): the delivery under way cannot be stopped, and for an
+   *     ordered type the next ticket of the aggregate would start beside it. Pause the type or wait
+   *     for the outcome, then cancel.
    */
   boolean cancel(long id, String operator, String reason);
 

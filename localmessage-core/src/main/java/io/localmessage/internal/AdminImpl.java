@@ -89,11 +89,7 @@ final class AdminImpl implements Admin {
       onPauseChange.run(); // wakes this replica and the others for the requeued tickets
     }
     log.info(
-        "event=requeue requested={} moved={} operator={} reason={}",
-        ids.size(),
-        moved,
-        op,
-        why);
+        "event=requeue requested={} moved={} operator={} reason={}", ids.size(), moved, op, why);
     return moved;
   }
 
@@ -124,11 +120,7 @@ final class AdminImpl implements Admin {
       onPauseChange.run();
     }
     log.info(
-        "event=requeue_all biz_type={} moved={} operator={} reason={}",
-        bizType,
-        moved,
-        op,
-        why);
+        "event=requeue_all biz_type={} moved={} operator={} reason={}", bizType, moved, op, why);
     return moved;
   }
 

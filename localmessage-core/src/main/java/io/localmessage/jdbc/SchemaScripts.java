@@ -21,9 +21,9 @@ import java.util.regex.Pattern;
  * The schema scripts of a dialect, in migration order ({@code V1__localmessage.sql}, then the later
  * steps), and the on-demand creation that brings an existing schema up to date. Flyway or Liquibase
  * run the same files once each; {@link #apply} may run on every start, so it skips an {@code ALTER
- * TABLE} whose changes are already there (a column it adds exists, a column it modifies already
- * has the new type) and runs everything else, which is {@code CREATE ... IF NOT EXISTS}. Used by
- * the store and by the integration modules that create their tables; not for applications.
+ * TABLE} whose changes are already there (a column it adds exists, a column it modifies already has
+ * the new type) and runs everything else, which is {@code CREATE ... IF NOT EXISTS}. Used by the
+ * store and by the integration modules that create their tables; not for applications.
  */
 public final class SchemaScripts {
   /** The core's later steps, after {@link Dialect#schemaResource()}; missing ones are skipped. */

@@ -358,16 +358,17 @@ public final class TicketStore {
 
   /**
    * Requeues the DEAD tickets among {@code ids}; returns how many moved. Works through the ids in
-   * transactions of at most {@value #OPERATOR_CHUNK}, so no statement comes near the
-   * bind-parameter limits (65,535 on PostgreSQL and MySQL) however many ids are given. A requeued
-   * ticket's age, which {@code maxAge} limits, counts from the requeue ({@code requeued_at}).
+   * transactions of at most {@value #OPERATOR_CHUNK}, so no statement comes near the bind-parameter
+   * limits (65,535 on PostgreSQL and MySQL) however many ids are given. A requeued ticket's age,
+   * which {@code maxAge} limits, counts from the requeue ({@code requeued_at}).
    */
   public int requeueDead(Collection<Long> ids, String operator, String reason) {
     List<Long> all = new ArrayList<>(ids);
     int moved = 0;
     for (int i = 0; i < all.size(); i += OPERATOR_CHUNK) {
       List<Long> chunk = all.subList(i, Math.min(all.size(), i + OPERATOR_CHUNK));
-      moved += inTransaction(c -> requeueChunk(c, chunk, operator, reason), "requeueing dead tickets");
+      moved +=
+          inTransaction(c -> requeueChunk(c, chunk, operator, reason), "requeueing dead tickets");
     }
     return moved;
   }
@@ -431,8 +432,8 @@ public final class TicketStore {
 
   /**
    * {@code id IN (?, ...)}, or on PostgreSQL {@code id = ANY(?)} with one array: a list of bound
-   * parameters gets a generic plan that, on a table without fresh statistics, scans the whole
-   * table and compares every row with every id; an array keeps it on the primary key.
+   * parameters gets a generic plan that, on a table without fresh statistics, scans the whole table
+   * and compares every row with every id; an array keeps it on the primary key.
    */
   private String idIn(int n) {
     return dialect instanceof PostgresDialect
@@ -451,7 +452,6 @@ public final class TicketStore {
       ps.setLong(p++, id);
     }
   }
-
 
   /** Ids of DEAD tickets of a type, oldest first. */
   public List<Long> deadIds(String bizType, int limit) {
@@ -640,12 +640,12 @@ public final class TicketStore {
   /**
    * Deletes terminal tickets of {@code status} last updated more than {@code olderThan} ago, of
    * {@code bizType} or, when it is null, of every type present (one type after the other), in
-   * statements of at most {@code batchSize} rows, each its own short transaction at READ
-   * COMMITTED. Every statement is served by the due index {@code (biz_type, status,
-   * next_retry_at)}: every terminal transition sets {@code next_retry_at} to its own time, so the
-   * range {@code next_retry_at < cutoff} holds every candidate and {@code updated_at} decides.
-   * Without a type the types are found by one index probe each, never by a table scan, and no
-   * statement takes gap locks that the claims of PENDING tickets would wait for.
+   * statements of at most {@code batchSize} rows, each its own short transaction at READ COMMITTED.
+   * Every statement is served by the due index {@code (biz_type, status, next_retry_at)}: every
+   * terminal transition sets {@code next_retry_at} to its own time, so the range {@code
+   * next_retry_at < cutoff} holds every candidate and {@code updated_at} decides. Without a type
+   * the types are found by one index probe each, never by a table scan, and no statement takes gap
+   * locks that the claims of PENDING tickets would wait for.
    */
   public int purge(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
     if (bizType != null) {
@@ -661,10 +661,7 @@ public final class TicketStore {
   private int purgeType(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
     String cutoff = dialect.plusMillis(dialect.now());
     String condition =
-        "biz_type = ? AND status = ? AND next_retry_at < "
-            + cutoff
-            + " AND updated_at < "
-            + cutoff;
+        "biz_type = ? AND status = ? AND next_retry_at < " + cutoff + " AND updated_at < " + cutoff;
     return deleteInBatches(
         dialect.deleteBatchSql(table, "id", condition),
         batchSize,

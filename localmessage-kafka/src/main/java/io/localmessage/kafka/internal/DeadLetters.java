@@ -15,8 +15,8 @@ import org.apache.kafka.common.header.Header;
 
 /**
  * Writes a record the consumer gave up on into the dead table. Every text is made storable first
- * (headers encoded, the error sanitized): a park that failed would hold the partition on the
- * record forever. Not API.
+ * (headers encoded, the error sanitized): a park that failed would hold the partition on the record
+ * forever. Not API.
  */
 public final class DeadLetters {
   static final int MAX_ERROR_LENGTH = 1024;

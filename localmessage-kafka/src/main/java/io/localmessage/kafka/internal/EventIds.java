@@ -35,8 +35,7 @@ public final class EventIds {
     if (type == null || event == null) {
       // bytes that are not storable text (invalid UTF-8, U+0000): the id is their digest, the same
       // for every redelivery of the record, so the inbox still deduplicates it
-      byte[] joined =
-          withType ? concat(bizType, new byte[] {':'}, eventId) : eventId;
+      byte[] joined = withType ? concat(bizType, new byte[] {':'}, eventId) : eventId;
       return "sha256:" + sha256(joined);
     }
     String id = withType ? type + ":" + event : event;

@@ -13,8 +13,8 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The consumer side's tables: the inbox (from the core's schema steps, only their inbox statements) and
- * the dead table of this module's V2 schema, with the configured names. Not API.
+ * The consumer side's tables: the inbox (from the core's schema steps, only their inbox statements)
+ * and the dead table of this module's V2 schema, with the configured names. Not API.
  */
 public final class InboxSchema {
   private InboxSchema() {}
