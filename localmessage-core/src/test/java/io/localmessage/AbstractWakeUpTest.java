@@ -8,7 +8,6 @@ import io.localmessage.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -18,8 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * A ticket starts when it becomes due, not at the next poll. The poll interval in these tests is
- * 10 s, so only a wake-up explains a start within a second.
+ * A ticket starts when it becomes due, not at the next poll. The poll interval in these tests is 10
+ * s, so only a wake-up explains a start within a second.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class AbstractWakeUpTest {

@@ -66,8 +66,11 @@ public final class LocalMessageAutoConfiguration {
             .maxPayloadBytes(properties.getMaxPayloadBytes())
             .purgeBatchSize(properties.getPurgeBatchSize())
             .writeBatchSize(properties.getWriteBatchSize())
-            .defaultMaxAttempts(properties.getDefaultMaxAttempts())
+            .wakeUps(properties.isWakeUps())
             .autoCreateSchema(properties.getSchema().isInitialize());
+    if (properties.getDefaultMaxAttempts() != null) {
+      b.defaultMaxAttempts(properties.getDefaultMaxAttempts());
+    }
     if (properties.getReplicaId() != null && !properties.getReplicaId().isBlank()) {
       b.replicaId(properties.getReplicaId());
     }

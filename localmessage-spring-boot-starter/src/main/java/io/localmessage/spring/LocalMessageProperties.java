@@ -77,8 +77,22 @@ public final class LocalMessageProperties {
   /** The most outcomes written back in one statement. */
   private int writeBatchSize = 500;
 
-  /** The attempt cap of tickets saved for biz types that have no handler on this replica. */
-  private int defaultMaxAttempts = 10;
+  /**
+   * The attempt cap of tickets saved for biz types that have no handler on this replica. Unset (the
+   * default): such a ticket takes the cap of the replica that handles it, at its first claim.
+   */
+  private Integer defaultMaxAttempts;
+
+  /** Cross-replica wake-ups through LISTEN/NOTIFY (PostgreSQL; one more pool connection). */
+  private boolean wakeUps = true;
+
+  public boolean isWakeUps() {
+    return wakeUps;
+  }
+
+  public void setWakeUps(boolean wakeUps) {
+    this.wakeUps = wakeUps;
+  }
 
   private final Schema schema = new Schema();
 
@@ -215,11 +229,11 @@ public final class LocalMessageProperties {
     this.writeBatchSize = writeBatchSize;
   }
 
-  public int getDefaultMaxAttempts() {
+  public Integer getDefaultMaxAttempts() {
     return defaultMaxAttempts;
   }
 
-  public void setDefaultMaxAttempts(int defaultMaxAttempts) {
+  public void setDefaultMaxAttempts(Integer defaultMaxAttempts) {
     this.defaultMaxAttempts = defaultMaxAttempts;
   }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessages;
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.Message;
@@ -65,7 +64,8 @@ class AutoConfigurationTest {
     assertThat(p.getMaxPayloadBytes()).isEqualTo(LocalMessagesBuilder.DEFAULT_MAX_PAYLOAD_BYTES);
     assertThat(p.getPurgeBatchSize()).isEqualTo(LocalMessagesBuilder.DEFAULT_PURGE_BATCH_SIZE);
     assertThat(p.getWriteBatchSize()).isEqualTo(LocalMessagesBuilder.DEFAULT_WRITE_BATCH_SIZE);
-    assertThat(p.getDefaultMaxAttempts()).isEqualTo(HandlerConfig.DEFAULT_MAX_ATTEMPTS);
+    assertThat(p.getDefaultMaxAttempts()).as("unset: the handling replica's cap applies").isNull();
+    assertThat(p.isWakeUps()).isTrue();
     assertThat(p.getSchema().isInitialize()).isFalse();
   }
 
