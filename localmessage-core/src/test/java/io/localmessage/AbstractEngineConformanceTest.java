@@ -430,6 +430,8 @@ public abstract class AbstractEngineConformanceTest {
     // a live lease refuses the cancel
     assertThatThrownBy(() -> a.admin().cancel(s.id(), "ops", "customer withdrew"))
         .isInstanceOf(TicketInFlightException.class);
+    // what the refusal advises: pause the type, so the ticket is not claimed again meanwhile
+    a.admin().pause("t.a", "ops", "cancelling a ticket");
     // the worker loses its lease (ran out, taken over: the version moved on); it is now stale,
     // and the cancel goes through while its handler still runs
     Sql.update(
