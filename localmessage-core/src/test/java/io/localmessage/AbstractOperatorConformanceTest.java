@@ -6,9 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.localmessage.admin.TicketView;
 import io.localmessage.inbox.Inbox;
+import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
-import io.localmessage.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,13 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * Bad input and operator actions, on every database (one subclass per dialect): text the database
@@ -33,13 +27,11 @@ import org.junit.jupiter.api.TestInstance;
  * cancel of a ticket in flight, bulk actions past the bind-parameter limits, and the age of a
  * requeued ticket.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class AbstractOperatorConformanceTest {
-  protected TestDatabase db;
-  protected DataSource ds;
-  protected EngineFixture fx;
-
-  protected abstract TestDatabase createDatabase();
+public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
+  @Override
+  protected int poolSize() {
+    return 8;
+  }
 
   /**
    * DEAD tickets the bulk requeue test moves: past the 65,535 bind parameters of PostgreSQL and
@@ -47,27 +39,6 @@ public abstract class AbstractOperatorConformanceTest {
    */
   protected int bulkTickets() {
     return 70_000;
-  }
-
-  @BeforeAll
-  void createDb() {
-    db = createDatabase();
-    ds = db.dataSource(8);
-  }
-
-  @AfterAll
-  void dropDb() {
-    db.close();
-  }
-
-  @BeforeEach
-  void newTable() {
-    fx = new EngineFixture(ds);
-  }
-
-  @AfterEach
-  void stopEngines() {
-    fx.close();
   }
 
   private static NewMessage action(String type, String key) {
