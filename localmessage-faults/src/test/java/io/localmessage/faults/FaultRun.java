@@ -344,7 +344,13 @@ final class FaultRun {
           phases.outages.add(new long[] {from, from + PROXY_OUTAGE.toMillis()});
           cut = true;
         }
-        if (rolling == null && progress > 0.6 && freeze != null && !freeze.isAlive()) {
+        // after the kills: the rolling restart protects every worker it will stop, and their
+        // successors, from random kills
+        if (rolling == null
+            && progress > 0.6
+            && kills >= 3
+            && freeze != null
+            && !freeze.isAlive()) {
           rolling = phase("fault-rolling-restart", this::rollingRestartPhase);
         }
       }
