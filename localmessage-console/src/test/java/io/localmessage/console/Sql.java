@@ -11,6 +11,10 @@ public final class Sql {
     return io.localmessage.testing.Sql.count(ds, sql, args);
   }
 
+  public static int update(DataSource ds, String sql, Object... args) {
+    return io.localmessage.testing.Sql.update(ds, sql, args);
+  }
+
   /** The Spring Boot properties of a test database. */
   public static String[] datasource(TestDatabase db) {
     return db.springDataSourceProperties(6);
