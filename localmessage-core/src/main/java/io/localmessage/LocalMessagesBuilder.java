@@ -225,8 +225,9 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * Binds the library's meters (backlog, outcomes, latencies, renewals, conflicts) to a Micrometer {@code MeterRegistry}. Typed as Object so
-   * the core needs Micrometer on the classpath only when this is used.
+   * Binds the library's meters (backlog, outcomes, latencies, renewals, conflicts) to a Micrometer
+   * {@code MeterRegistry}. Typed as Object so the core needs Micrometer on the classpath only when
+   * this is used.
    */
   public LocalMessagesBuilder meterRegistry(Object meterRegistry) {
     this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");

@@ -234,8 +234,7 @@ public abstract class AbstractEngineConformanceTest {
     assertThatThrownBy(() -> fx.builder().lease(Duration.ofSeconds(1)).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("lease PT1S must be longer than twice the write-back margin PT0.5S");
-    assertThatThrownBy(
-            () -> fx.builder().maxExecutionTime(Duration.ofMillis(10)))
+    assertThatThrownBy(() -> fx.builder().maxExecutionTime(Duration.ofMillis(10)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("maxExecutionTime must be between");
     assertThatThrownBy(
@@ -247,7 +246,8 @@ public abstract class AbstractEngineConformanceTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("maxExecutionTime PT9S must not be shorter than the lease PT10S");
     LocalMessages lm =
-        fx.build(fx.builder().lease(Duration.ofSeconds(10)).maxExecutionTime(Duration.ofSeconds(20)));
+        fx.build(
+            fx.builder().lease(Duration.ofSeconds(10)).maxExecutionTime(Duration.ofSeconds(20)));
     // a handler timeout longer than the lease is fine (the lease is renewed), but not one that the
     // renewal cap would cut short
     assertThatThrownBy(

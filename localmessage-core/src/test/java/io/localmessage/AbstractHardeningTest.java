@@ -179,8 +179,7 @@ public abstract class AbstractHardeningTest {
     Executions ex = new Executions();
     CountDownLatch started = new CountDownLatch(1);
     HandlerConfig config = EngineFixture.config().maxAttempts(1).build();
-    LocalMessages a =
-        fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofMillis(100)));
+    LocalMessages a = fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofMillis(100)));
     a.register(
         "t.x",
         m -> {
@@ -225,7 +224,8 @@ public abstract class AbstractHardeningTest {
     Executions.Run first = ex.runs.get(0);
     Executions.Run second = ex.runs.get(1);
     assertThat(second.startNanos()).isGreaterThan(first.endNanos());
-    assertThat(attemptsSeenByB).as("the attempt a's shutdown interrupted was given back")
+    assertThat(attemptsSeenByB)
+        .as("the attempt a's shutdown interrupted was given back")
         .containsExactly(1);
   }
 
@@ -233,8 +233,7 @@ public abstract class AbstractHardeningTest {
   void closeHandsAnInterruptedExecutionToAnotherReplicaAtOnceWithItsAttemptBack() {
     CountDownLatch started = new CountDownLatch(1);
     HandlerConfig config = EngineFixture.config().maxAttempts(1).build();
-    LocalMessages a =
-        fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofMillis(100)));
+    LocalMessages a = fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofMillis(100)));
     a.register(
         "t.x",
         m -> {
@@ -253,7 +252,9 @@ public abstract class AbstractHardeningTest {
     b.start();
     // well before the 5 s lease of a's claim would have ended
     await().atMost(Duration.ofSeconds(3)).until(() -> fx.countAll() == 0);
-    assertThat(attempt.get()).as("a last attempt interrupted by a deploy is not burned").isEqualTo(1);
+    assertThat(attempt.get())
+        .as("a last attempt interrupted by a deploy is not burned")
+        .isEqualTo(1);
     assertThat(fx.count("id = ?", s.id())).isZero();
   }
 
@@ -400,7 +401,9 @@ public abstract class AbstractHardeningTest {
       fx.save(lm, action("t.p", "valid-" + i));
     }
     lm.start();
-    await().atMost(Duration.ofSeconds(10)).until(() -> ran.get() == 20 && fx.count("status = 0") == 0);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> ran.get() == 20 && fx.count("status = 0") == 0);
     assertThat(fx.count("status = 2 AND last_error LIKE 'cannot decode%'")).isEqualTo(4);
 
     // every slot came back: four handlers can run at the same time
@@ -460,7 +463,8 @@ public abstract class AbstractHardeningTest {
         EngineFixture.config().maxAttempts(2).build());
     worker.start();
     await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("status = 2") == 1);
-    assertThat(calls.get()).as("the worker's maxAttempts, not the engine default of 10")
+    assertThat(calls.get())
+        .as("the worker's maxAttempts, not the engine default of 10")
         .isEqualTo(2);
     assertThat(lastError(s.id())).startsWith("attempts exhausted (2/2)");
   }
@@ -477,9 +481,7 @@ public abstract class AbstractHardeningTest {
   void aRetentionPurgeThatWaitsOnALockDoesNotStopClaiming() throws Exception {
     LocalMessages lm = fx.build(fx.builder());
     lm.register(
-        "t.kept",
-        m -> {},
-        EngineFixture.config().retainSucceeded(Duration.ofMillis(1)).build());
+        "t.kept", m -> {}, EngineFixture.config().retainSucceeded(Duration.ofMillis(1)).build());
     AtomicInteger ran = new AtomicInteger();
     lm.register("t.fresh", m -> ran.incrementAndGet(), EngineFixture.config().build());
     SaveResult kept = fx.save(lm, action("t.kept", "k"));

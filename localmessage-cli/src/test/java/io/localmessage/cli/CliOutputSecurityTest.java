@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * The CLI as a door: its operator is whoever holds the database credentials (no anonymous or
- * viewer role exists there), so the matrix is what reaches the operator's terminal and what the
- * operator may type. Stored strings come from senders and handlers; none may carry a terminal
- * escape sequence to the screen.
+ * The CLI as a door: its operator is whoever holds the database credentials (no anonymous or viewer
+ * role exists there), so the matrix is what reaches the operator's terminal and what the operator
+ * may type. Stored strings come from senders and handlers; none may carry a terminal escape
+ * sequence to the screen.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CliOutputSecurityTest {
@@ -109,7 +109,9 @@ class CliOutputSecurityTest {
     Result r = cli("show", Long.toString(id), "--payload");
     assertThat(r.code()).isZero();
     assertNoControlCharacters(r.out());
-    assertThat(r.out()).contains("key-\\u001b]0;pwned\\u0007\\u001b[2J\\u001b[31m").contains("\\u202e");
+    assertThat(r.out())
+        .contains("key-\\u001b]0;pwned\\u0007\\u001b[2J\\u001b[31m")
+        .contains("\\u202e");
   }
 
   @Test
@@ -134,7 +136,8 @@ class CliOutputSecurityTest {
 
   @Test
   void operatorNamesAndReasonsWithControlOrBidiCharactersAreRefused() {
-    for (String reason : new String[] {"ok\nforged=1", "ok\r", "tab\tbell\u0007", "rtl\u202eevil"}) {
+    for (String reason :
+        new String[] {"ok\nforged=1", "ok\r", "tab\tbell\u0007", "rtl\u202eevil"}) {
       Result r = cli("pause", "evil.type", "--reason", reason);
       assertThat(r.code()).as(reason).isEqualTo(ExitCodes.USAGE);
       assertThat(r.err()).contains("reason");

@@ -19,12 +19,13 @@ import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The actuator endpoint as a door, in an application with Spring Security and the console: the
- * same rule as the console (authenticated, the action authority, CSRF), the operator recorded by
- * name, hostile input answered with 400. Writes are off unless the application opts in.
+ * The actuator endpoint as a door, in an application with Spring Security and the console: the same
+ * rule as the console (authenticated, the action authority, CSRF), the operator recorded by name,
+ * hostile input answered with 400. Writes are off unless the application opts in.
  */
 class ActuatorSecurityTest {
-  private static final String EXPOSE = "management.endpoints.web.exposure.include=health,localmessage";
+  private static final String EXPOSE =
+      "management.endpoints.web.exposure.include=health,localmessage";
   private static TestDatabase db;
   private static ConfigurableApplicationContext app;
   private static LocalMessages lm;
@@ -173,12 +174,18 @@ class ActuatorSecurityTest {
   void withoutTheOptInTheEndpointIsReadOnlyEvenForOperators() {
     try (TestDatabase other = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
         ConfigurableApplicationContext readOnly = ConsoleApp.start(other, EXPOSE)) {
-      String base = "http://127.0.0.1:" + readOnly.getEnvironment().getProperty("local.server.port");
+      String base =
+          "http://127.0.0.1:" + readOnly.getEnvironment().getProperty("local.server.port");
       Http browser = new Http(base);
       String csrf = Http.csrf(browser.get("/localmessage/login").body());
       browser.post(
           "/localmessage/login",
-          "_csrf", csrf, "username", ConsoleApp.ADMIN, "password", ConsoleApp.ADMIN_PASSWORD);
+          "_csrf",
+          csrf,
+          "username",
+          ConsoleApp.ADMIN,
+          "password",
+          ConsoleApp.ADMIN_PASSWORD);
       String token = Http.csrf(browser.get("/localmessage").body());
       assertThat(browser.get("/actuator/localmessage").statusCode()).isEqualTo(200);
       HttpResponse<String> r =
@@ -190,9 +197,7 @@ class ActuatorSecurityTest {
       assertThat(r.statusCode()).isIn(403, 404, 405);
       LocalMessages otherLm = readOnly.getBean(LocalMessages.class);
       assertThat(otherLm.admin().paused()).isEmpty();
-      assertThat(
-              otherLm.admin().audit(1).stream().map(AuditEntry::action).toList())
-          .isEmpty();
+      assertThat(otherLm.admin().audit(1).stream().map(AuditEntry::action).toList()).isEmpty();
     }
   }
 }

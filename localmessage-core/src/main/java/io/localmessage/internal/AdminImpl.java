@@ -188,7 +188,14 @@ final class AdminImpl implements Admin {
   private static String operator(String operator) {
     if (operator == null || operator.isBlank() || operator.length() > 128) {
       throw new IllegalArgumentException(
-          "operator must be a non-blank name of at most 128 characters, was '" + operator + "'");
+          "operator must be a non-blank name of at most 128 characters, was '"
+              + Printable.escape(operator)
+              + "'");
+    }
+    String bad = Printable.unprintable(operator);
+    if (bad != null) {
+      throw new IllegalArgumentException(
+          "operator '" + Printable.escape(operator) + "' " + bad + ": names are printed in audits");
     }
     return operator;
   }
@@ -200,6 +207,13 @@ final class AdminImpl implements Admin {
     if (reason.length() > MAX_REASON) {
       throw new IllegalArgumentException(
           "reason is " + reason.length() + " characters, longer than the limit " + MAX_REASON);
+    }
+    String bad = Printable.unprintable(reason);
+    if (bad != null) {
+      throw new IllegalArgumentException(
+          "reason "
+              + bad
+              + ": line breaks, control and bidirectional characters are not allowed in audits");
     }
     return reason;
   }

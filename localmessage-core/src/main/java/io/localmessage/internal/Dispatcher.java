@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * Claims due tickets within free slots, runs them on the worker pool and hands their outcomes to
  * the write-behind. One poller thread; {@link #runOnce()} and the after-commit hints use the same
  * claim path. A watchdog interrupts handlers past their timeout, a renewer keeps the leases of
- * running handlers alive, and maintenance (sweep of expired last attempts, retention purge) runs
- * on its own thread so a long purge never stops claiming.
+ * running handlers alive, and maintenance (sweep of expired last attempts, retention purge) runs on
+ * its own thread so a long purge never stops claiming.
  */
 final class Dispatcher {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -134,7 +134,12 @@ final class Dispatcher {
         new LoopHealth("renewer", max(stuck, renewTick.multipliedBy(10)), () -> true);
     this.renewer =
         new LeaseRenewer(
-            store, inFlight, listener, renewerHealth, settings.lease(), settings.maxExecutionTime());
+            store,
+            inFlight,
+            listener,
+            renewerHealth,
+            settings.lease(),
+            settings.maxExecutionTime());
     this.renewal = new ScheduledThreadPoolExecutor(1, named("lm-renewer-" + settings.replicaId()));
     this.renewal.scheduleWithFixedDelay(
         renewer::renewDue, renewTick.toMillis(), renewTick.toMillis(), TimeUnit.MILLISECONDS);
@@ -235,8 +240,8 @@ final class Dispatcher {
   /**
    * Graceful stop: stop claiming, wait for handlers, interrupt what still runs after the shutdown
    * timeout. An interrupted execution that leaves the handler within a short grace writes its own
-   * outcome (a success stands, anything else gives the attempt back and is due at once). One that is
-   * still inside keeps its lease: its attempt is given back, the lease end is left as it is, its
+   * outcome (a success stands, anything else gives the attempt back and is due at once). One that
+   * is still inside keeps its lease: its attempt is given back, the lease end is left as it is, its
    * version moves on so its late outcome is dropped, and its lease is no longer renewed.
    */
   void close() {
@@ -611,7 +616,8 @@ final class Dispatcher {
       byType.computeIfAbsent(row.bizType(), t -> new ArrayList<>()).add(row);
     }
     Map<String, Integer> unhanded = new HashMap<>(reserved);
-    Set<ClaimedRow> pendingRows = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    Set<ClaimedRow> pendingRows =
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     pendingRows.addAll(rows);
     boolean full = false;
     try {
@@ -731,8 +737,8 @@ final class Dispatcher {
 
   /**
    * Hands the tickets to the workers. A ticket's slot belongs to its execution from here on (given
-   * back in {@link #finished}); a ticket the pool refuses (closing) stays in {@code pendingRows} and
-   * {@code unhanded}, which the caller releases.
+   * back in {@link #finished}); a ticket the pool refuses (closing) stays in {@code pendingRows}
+   * and {@code unhanded}, which the caller releases.
    */
   private void submit(
       Registration reg,
@@ -802,7 +808,9 @@ final class Dispatcher {
       Outcome outcome = outcomes.get(i);
       OutcomePolicy.Decision d;
       if (ending == Execution.Ending.SHUTDOWN && outcome.type() != Outcome.Type.SUCCESS) {
-        d = policy.givenBack(m.row(), "interrupted by the shutdown of replica " + settings.replicaId());
+        d =
+            policy.givenBack(
+                m.row(), "interrupted by the shutdown of replica " + settings.replicaId());
       } else {
         d =
             policy.decide(

@@ -15,10 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One handler call on a worker thread: a single ticket, or a chunk for a batch handler.
  *
- * <p>The outcome is handed to the sink only when the thread has left the handler, never earlier:
- * a timeout or a shutdown only interrupts the thread and marks how it ended, so no write-back can
- * make the ticket due while this execution may still be running it. An execution the engine gave
- * up on ({@link #abandonIfInside()}, {@link #abandon()}) hands nothing to the sink when its thread
+ * <p>The outcome is handed to the sink only when the thread has left the handler, never earlier: a
+ * timeout or a shutdown only interrupts the thread and marks how it ended, so no write-back can
+ * make the ticket due while this execution may still be running it. An execution the engine gave up
+ * on ({@link #abandonIfInside()}, {@link #abandon()}) hands nothing to the sink when its thread
  * finally leaves. The slots are given back when the thread leaves, so a handler that ignores
  * interrupts keeps its slot and nothing queues behind it.
  */
@@ -191,8 +191,8 @@ final class Execution implements Runnable {
   }
 
   /**
-   * Gives up on an execution whose thread is still inside the handler: nothing will be written
-   * when it leaves. Returns whether it was inside.
+   * Gives up on an execution whose thread is still inside the handler: nothing will be written when
+   * it leaves. Returns whether it was inside.
    */
   synchronized boolean abandonIfInside() {
     if (state != State.INSIDE) {

@@ -740,7 +740,7 @@ public final class TicketStore {
                   rs.getString(5),
                   rs.getString(6),
                   rs.getInt(7),
-                  HeadersCodec.decode(rs.getString(8)),
+                  HeadersCodec.decodeForView(rs.getString(8)),
                   MessageStatus.ofCode(rs.getInt(9)),
                   rs.getInt(10),
                   rs.getInt(11),

@@ -64,8 +64,8 @@ public interface EngineListener {
 
   /**
    * {@code count} executions were fenced: a lease renewal found that their ticket had been
-   * cancelled or taken over by another replica (this replica's lease had run out, for example
-   * while it was frozen or cut off from the database). Their outcomes are dropped.
+   * cancelled or taken over by another replica (this replica's lease had run out, for example while
+   * it was frozen or cut off from the database). Their outcomes are dropped.
    */
   default void fenced(String bizType, int count) {}
 

@@ -155,6 +155,7 @@ public final class EngineFixture implements AutoCloseable {
     public void writeBackDropped(String bizType, int count) {
       writeBackDropped.addAndGet(count);
     }
+
     public final java.util.Map<Result, AtomicInteger> results =
         new java.util.concurrent.ConcurrentHashMap<>();
 

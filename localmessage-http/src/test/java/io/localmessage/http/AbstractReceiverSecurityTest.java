@@ -45,8 +45,8 @@ abstract class AbstractReceiverSecurityTest {
   }
 
   /**
-   * Sends the request byte for byte: {@code java.net.http} refuses to put control characters into
-   * a header, an attacker's client does not.
+   * Sends the request byte for byte: {@code java.net.http} refuses to put control characters into a
+   * header, an attacker's client does not.
    */
   private String rawPost(String key, String body) throws Exception {
     URI uri = server.uri("/points");

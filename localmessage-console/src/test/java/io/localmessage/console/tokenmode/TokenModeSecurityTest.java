@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The console in token mode as a door: anonymous and token holders (token mode has no viewer
- * role: whoever has the token is an operator), CSRF for cookie logins, logout that holds on every
+ * The console in token mode as a door: anonymous and token holders (token mode has no viewer role:
+ * whoever has the token is an operator), CSRF for cookie logins, logout that holds on every
  * replica, throttled wrong tokens, secrets only from the body or headers, paths matched after
  * normalization, hostile input. Two replicas share one database.
  */
@@ -45,7 +45,8 @@ class TokenModeSecurityTest {
     b = TokenModeApp.start(db, CONSOLE);
     lm = a.getBean(LocalMessages.class);
     sql = db.dataSource(2);
-    dead = lm.inTransaction(c -> lm.save(c, NewMessage.action("invoice.send", "tk-1").build())).id();
+    dead =
+        lm.inTransaction(c -> lm.save(c, NewMessage.action("invoice.send", "tk-1").build())).id();
     await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> lm.admin().get(dead).orElseThrow().status() == MessageStatus.DEAD);
@@ -95,7 +96,12 @@ class TokenModeSecurityTest {
               anonymous
                   .post(
                       "/localmessage/actions/" + action,
-                      "id", "" + dead, "type", "invoice.send", "reason", "x")
+                      "id",
+                      "" + dead,
+                      "type",
+                      "invoice.send",
+                      "reason",
+                      "x")
                   .statusCode())
           .as(action)
           .isEqualTo(401);
@@ -118,7 +124,12 @@ class TokenModeSecurityTest {
             thief
                 .post(
                     "/localmessage/actions/pause",
-                    "_csrf", csrf, "type", "invoice.send", "reason", "after logout")
+                    "_csrf",
+                    csrf,
+                    "type",
+                    "invoice.send",
+                    "reason",
+                    "after logout")
                 .statusCode())
         .isEqualTo(401);
     assertThat(new Http(root(a)).header("Cookie", cookie).get("/localmessage").statusCode())
@@ -145,7 +156,8 @@ class TokenModeSecurityTest {
     Http http = new Http(root(a));
     HttpResponse<String> inQuery =
         http.post(
-            "/localmessage/login?token=" + URLEncoder.encode(TokenModeApp.TOKEN, StandardCharsets.UTF_8),
+            "/localmessage/login?token="
+                + URLEncoder.encode(TokenModeApp.TOKEN, StandardCharsets.UTF_8),
             "operator",
             "mallory");
     assertThat(inQuery.headers().firstValue("Location").orElseThrow())
@@ -187,9 +199,11 @@ class TokenModeSecurityTest {
     for (int i = 0; i < 6; i++) {
       long t0 = System.nanoTime();
       HttpResponse<String> r =
-          guesser.post("/localmessage/login", "operator", "eve", "token", "guess-" + i + "-xxxxxxxxxx");
+          guesser.post(
+              "/localmessage/login", "operator", "eve", "token", "guess-" + i + "-xxxxxxxxxx");
       long ms = (System.nanoTime() - t0) / 1_000_000;
-      assertThat(r.headers().firstValue("Location").orElse("")).isIn("/localmessage/login?error", "");
+      assertThat(r.headers().firstValue("Location").orElse(""))
+          .isIn("/localmessage/login?error", "");
       slowest = Math.max(slowest, ms);
     }
     assertThat(slowest).as("the sixth wrong token waits").isGreaterThanOrEqualTo(400);
@@ -224,8 +238,7 @@ class TokenModeSecurityTest {
   @Test
   void theActuatorEndpointIsReadOnlyWithoutSpringSecurity() {
     try (ConfigurableApplicationContext exposed =
-        TokenModeApp.start(
-            db, "management.endpoints.web.exposure.include=health,localmessage")) {
+        TokenModeApp.start(db, "management.endpoints.web.exposure.include=health,localmessage")) {
       Http anonymous = new Http(root(exposed));
       HttpResponse<String> r =
           anonymous.postJson("/actuator/localmessage/pause/invoice.send", "{\"reason\":\"x\"}");
