@@ -158,7 +158,7 @@ class ActuatorSecurityTest {
           {"/actuator/localmessage/cancel/" + dead, "{\"reason\":\"ok\\nevent=forged\"}"},
           {"/actuator/localmessage/cancel/" + dead, "{\"reason\":\"rtl \\u202e txt\"}"},
           {"/actuator/localmessage/cancel/" + dead, "{\"reason\":\"" + "r".repeat(600) + "\"}"},
-          {"/actuator/localmessage/pause/bad type!", "{\"reason\":\"x\"}"},
+          {"/actuator/localmessage/pause/bad%20type!", "{\"reason\":\"x\"}"},
           {"/actuator/localmessage/pause/" + "t".repeat(80), "{\"reason\":\"x\"}"},
           {"/actuator/localmessage/requeue/not-a-number", "{\"reason\":\"x\"}"},
         }) {

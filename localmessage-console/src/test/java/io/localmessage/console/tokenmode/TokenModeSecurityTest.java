@@ -228,7 +228,7 @@ class TokenModeSecurityTest {
     Http bot =
         new Http(root(a))
             .header("X-LocalMessage-Token", TokenModeApp.TOKEN)
-            .header("X-LocalMessage-Operator", "bot\u202e");
+            .header("X-LocalMessage-Operator", "bot");
     HttpResponse<String> r =
         bot.post("/localmessage/actions/cancel", "id", "" + dead, "reason", "ok\nforged=1");
     assertThat(r.statusCode()).isEqualTo(400);
