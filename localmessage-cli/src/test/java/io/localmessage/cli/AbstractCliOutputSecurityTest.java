@@ -25,7 +25,7 @@ import org.junit.jupiter.api.TestInstance;
  * sequence to the screen.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CliOutputSecurityTest {
+abstract class AbstractCliOutputSecurityTest {
   private static final String ESC = "\u001b]0;pwned\u0007\u001b[2J\u001b[31m";
 
   private TestDatabase db;
@@ -33,9 +33,11 @@ class CliOutputSecurityTest {
   private LocalMessages lm;
   private long id;
 
+  protected abstract TestDatabase.Kind kind();
+
   @BeforeAll
   void seed() {
-    db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+    db = TestDatabase.create(kind());
     fx = new EngineFixture(db.dataSource(4));
     lm = fx.build(fx.builder());
     lm.register(
