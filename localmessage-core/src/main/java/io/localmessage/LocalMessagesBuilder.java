@@ -51,6 +51,7 @@ public final class LocalMessagesBuilder {
   private boolean defaultMaxAttemptsSet;
   private Duration maxExecutionTime = DEFAULT_MAX_EXECUTION_TIME;
   private Duration loopStuckAfter = DEFAULT_LOOP_STUCK_AFTER;
+  private boolean wakeUps = true;
   private Dialect dialect;
   private boolean autoCreateSchema;
   private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
@@ -189,6 +190,19 @@ public final class LocalMessagesBuilder {
   }
 
   /**
+   * Cross-replica wake-ups (default on; PostgreSQL only, ignored elsewhere): a ticket committed on
+   * a replica that will not run it itself, a requeue or a resume wakes the other replicas at once
+   * through {@code LISTEN}/{@code NOTIFY} instead of waiting for their next poll. A started engine
+   * with registered handlers keeps one connection of the data source for listening: size the pool
+   * one larger. Sending costs the business transaction nothing: it happens after the commit, at
+   * most once every few milliseconds per replica.
+   */
+  public LocalMessagesBuilder wakeUps(boolean enabled) {
+    this.wakeUps = enabled;
+    return this;
+  }
+
+  /**
    * How long a background loop may go without a successful iteration before {@link
    * LocalMessages#health()} reports it stuck: 100 ms to 1 h (default 30 s).
    */
@@ -274,7 +288,8 @@ public final class LocalMessagesBuilder {
             redactor,
             meterRegistry,
             maxExecutionTime,
-            loopStuckAfter);
+            loopStuckAfter,
+            wakeUps);
     return new Engine(settings);
   }
 

@@ -624,6 +624,7 @@ public abstract class AbstractHardeningTest {
     LocalMessages lm =
         fx.build(
             fx.builder(one)
+                .wakeUps(false)
                 .autoCreateSchema(false)
                 .loopStuckAfter(Duration.ofMillis(400))
                 .replicaId("h"));
@@ -632,7 +633,7 @@ public abstract class AbstractHardeningTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> lm.health().healthy());
     assertThat(lm.health().loops())
         .extracting(EngineHealth.Loop::name)
-        .containsExactly("poller", "writer", "watchdog", "renewer", "maintenance");
+        .contains("poller", "writer", "watchdog", "renewer", "maintenance");
     assertThat(lm.health().running()).isTrue();
     try (Connection held = one.getConnection()) {
       await()
@@ -645,5 +646,17 @@ public abstract class AbstractHardeningTest {
       assertThat(held.isValid(1)).isTrue();
     }
     await().atMost(Duration.ofSeconds(20)).until(() -> lm.health().healthy());
+  }
+
+  @Test
+  void anEngineDrivenByRunOnceIsNotReportedStuck() {
+    LocalMessages lm = fx.build(fx.builder().loopStuckAfter(Duration.ofMillis(100)));
+    lm.register("t.manual", m -> {}, EngineFixture.config().build());
+    fx.save(lm, action("t.manual", "k"));
+    assertThat(lm.runOnce()).isEqualTo(1);
+    await()
+        .during(Duration.ofMillis(400))
+        .atMost(Duration.ofSeconds(1))
+        .until(() -> lm.health().healthy() && !lm.health().running());
   }
 }

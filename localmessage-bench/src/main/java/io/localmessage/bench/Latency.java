@@ -27,6 +27,11 @@ import javax.sql.DataSource;
  * time right after the commit; the handler notes when it starts. Fast path on: the producer calls
  * {@code dispatchNow(id)} right after its commit (what {@code inTransaction} and the Spring starter
  * do). Off: only the poller finds the tickets.
+ *
+ * <p>Split deployment: the producer's engine registers no handler and never starts (an API service
+ * that saves what a worker service delivers); two worker replicas run the handler. The producer
+ * calls {@code dispatchNow} after each commit, which with wake-ups on becomes one coalesced
+ * PostgreSQL {@code NOTIFY}; with them off the workers find the tickets by polling.
  */
 final class Latency {
   static final String TYPE = "bench.latency";
@@ -40,6 +45,24 @@ final class Latency {
   static Result run(
       Scope scope, int rate, Duration duration, boolean fastPath, EngineDrain.Settings s)
       throws Exception {
+    return run(scope, rate, duration, fastPath, false, s);
+  }
+
+  /** {@code split}: a producer without handlers and two worker replicas; {@code wake}: wake-ups. */
+  static Result split(
+      Scope scope, int rate, Duration duration, boolean wake, EngineDrain.Settings s)
+      throws Exception {
+    return run(scope, rate, duration, wake, true, s);
+  }
+
+  private static Result run(
+      Scope scope,
+      int rate,
+      Duration duration,
+      boolean fastPath,
+      boolean split,
+      EngineDrain.Settings s)
+      throws Exception {
     Tickets.createSchema(scope);
     Business.createSchema(scope);
     int total = (int) Math.max(1, rate * duration.toMillis() / 1000);
@@ -47,21 +70,35 @@ final class Latency {
     Map<Long, Long> committedAt = new ConcurrentHashMap<>(total * 2);
     Map<Long, Long> startedAt = new ConcurrentHashMap<>(total * 2);
     LongAdder handled = new LongAdder();
+    List<LocalMessages> workers = new ArrayList<>();
+    for (int w = 0; w < (split ? 2 : 1); w++) {
+      LocalMessages worker =
+          LocalMessages.builder(split ? scope.pool("latency-worker-" + w, s.poolSize() + 1) : pool)
+              .table(Tickets.TABLE)
+              .replicaId("bench-latency-" + w)
+              .concurrency(s.concurrency())
+              .writeBatchSize(s.writeBatchSize())
+              .pollInterval(s.pollInterval())
+              .wakeUps(!split || fastPath)
+              .build();
+      worker.register(
+          TYPE,
+          m -> {
+            startedAt.put(m.id(), System.nanoTime());
+            handled.increment();
+          },
+          HandlerConfig.defaults());
+      workers.add(worker);
+    }
+    // the producer: in a split deployment a separate engine that handles nothing
     LocalMessages lm =
-        LocalMessages.builder(pool)
-            .table(Tickets.TABLE)
-            .replicaId("bench-latency")
-            .concurrency(s.concurrency())
-            .writeBatchSize(s.writeBatchSize())
-            .pollInterval(s.pollInterval())
-            .build();
-    lm.register(
-        TYPE,
-        m -> {
-          startedAt.put(m.id(), System.nanoTime());
-          handled.increment();
-        },
-        HandlerConfig.defaults());
+        split
+            ? LocalMessages.builder(pool)
+                .table(Tickets.TABLE)
+                .replicaId("bench-producer")
+                .wakeUps(fastPath)
+                .build()
+            : workers.get(0);
     byte[] payload = new byte[Tickets.PAYLOAD_BYTES];
     Arrays.fill(payload, (byte) 'x');
     AtomicInteger names = new AtomicInteger();
@@ -72,7 +109,7 @@ final class Latency {
     AtomicLong lastCommit = new AtomicLong();
     long period = 1_000_000_000L / rate;
     try {
-      lm.start();
+      workers.forEach(LocalMessages::start);
       long t0 = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
       List<Future<?>> futures = new ArrayList<>();
       for (int p = 0; p < PRODUCERS; p++) {
@@ -139,6 +176,7 @@ final class Latency {
       producers.shutdownNow();
       producers.awaitTermination(10, TimeUnit.SECONDS);
       lm.close();
+      workers.forEach(LocalMessages::close);
       scope.closePools();
     }
   }

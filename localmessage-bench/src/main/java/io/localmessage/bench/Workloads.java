@@ -99,6 +99,30 @@ final class Workloads {
         }
       }
     }
+    if (o.runs("latency") && pg()) {
+      for (int rate : o.rates()) {
+        for (boolean wake : new boolean[] {false, true}) {
+          String key = d + ".latency.split." + rate + "." + (wake ? "on" : "off");
+          try (Scope scope = scope()) {
+            Latency.Result r =
+                Latency.split(scope, rate, o.latencyDuration(), wake, o.latencySettings());
+            rec.put(key + ".p50", r.p50());
+            rec.put(key + ".p95", r.p95());
+            rec.put(key + ".p99", r.p99());
+            rec.put(key + ".max", r.max());
+            rec.put(key + ".rate", r.achievedRate());
+            Bench.progress(
+                "  latency split %d/s wake-ups %s: p50 %.2f p95 %.2f p99 %.2f max %.2f ms (%.0f/s)",
+                rate, wake ? "on" : "off", r.p50(), r.p95(), r.p99(), r.max(), r.achievedRate());
+          } catch (Exception | LinkageError | AssertionError e) {
+            for (String p : new String[] {".p50", ".p95", ".p99", ".max", ".rate"}) {
+              rec.fail(key + p, e);
+            }
+            Bench.progress("  latency split %d/s %s FAILED: %s", rate, wake ? "on" : "off", e);
+          }
+        }
+      }
+    }
     if (o.runs("idle") && pg()) {
       for (int poll : new int[] {500, 100}) {
         measure(
@@ -342,9 +366,25 @@ final class Workloads {
             r.row("latency", d, what + ": achieved rate", "tx/s", k + ".rate");
           }
         }
+        for (int rate : o.rates()) {
+          for (String mode : new String[] {"off", "on"}) {
+            String k = d + ".latency.split." + rate + "." + mode;
+            String what = "split (producer + 2 workers), " + rate + "/s, wake-ups " + mode;
+            r.row("latency", d, what + ": p50", "ms", k + ".p50");
+            r.row("latency", d, what + ": p95", "ms", k + ".p95");
+            r.row("latency", d, what + ": p99", "ms", k + ".p99");
+            r.row("latency", d, what + ": max", "ms", k + ".max");
+            r.row("latency", d, what + ": achieved rate", "tx/s", k + ".rate");
+          }
+        }
       }
       if (o.runs("idle") && pg) {
-        r.row("idle", d, "engine, poll 500 ms (default)", "statements/s", d + ".idle.engine.500");
+        r.row(
+            "idle",
+            d,
+            "engine, poll 500 ms (default, wake-ups listening)",
+            "statements/s",
+            d + ".idle.engine.500");
         r.row("idle", d, "engine, poll 100 ms", "statements/s", d + ".idle.engine.100");
         r.row("idle", d, "db-scheduler, poll 100 ms", "statements/s", d + ".idle.dbscheduler");
       }
@@ -419,6 +459,22 @@ final class Workloads {
             new Report.Goal(
                 d + ": fast path commit->handler p99 <= 50 ms at 2,000/s",
                 d + ".latency.2000.on.p99",
+                null,
+                null,
+                50,
+                false));
+        r.goals.add(
+            new Report.Goal(
+                d + ": split deployment, wake-ups: commit->handler p50 <= 10 ms at 2,000/s",
+                d + ".latency.split.2000.on.p50",
+                null,
+                null,
+                10,
+                false));
+        r.goals.add(
+            new Report.Goal(
+                d + ": split deployment, wake-ups: commit->handler p99 <= 50 ms at 2,000/s",
+                d + ".latency.split.2000.on.p99",
                 null,
                 null,
                 50,

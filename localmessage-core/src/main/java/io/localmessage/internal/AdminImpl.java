@@ -69,6 +69,9 @@ final class AdminImpl implements Admin {
     for (int i = 0; i < all.size(); i += batchSize) {
       moved += store.requeueDead(all.subList(i, Math.min(all.size(), i + batchSize)), op, why);
     }
+    if (moved > 0) {
+      onPauseChange.run(); // wakes this replica and the others for the requeued tickets
+    }
     log.info(
         "event=requeue requested={} moved={} operator={} reason={}",
         ids.size(),
@@ -100,6 +103,9 @@ final class AdminImpl implements Admin {
         break;
       }
       moved += n;
+    }
+    if (moved > 0) {
+      onPauseChange.run();
     }
     log.info(
         "event=requeue_all biz_type={} moved={} operator={} reason={}",

@@ -71,6 +71,11 @@ final class Dispatcher {
   private final long writeBackMarginNanos;
   private final long leaseNanos;
   private final Set<Execution> inFlight = ConcurrentHashMap.newKeySet();
+  private final java.util.concurrent.atomic.AtomicLong nextDueNanos =
+      new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+  private final long minIntervalNanos;
+  private volatile WakeUps wakeUps;
+  private volatile boolean wakeRequested;
   private final ConcurrentLinkedQueue<Long> hints = new ConcurrentLinkedQueue<>();
   private final ReentrantLock claimLock = new ReentrantLock();
   private final ReentrantLock signalLock = new ReentrantLock();
@@ -114,13 +119,20 @@ final class Dispatcher {
             named("lm-worker-" + settings.replicaId()));
     this.workers.allowCoreThreadTimeOut(true);
     this.leaseNanos = settings.lease().toNanos();
+    // adaptive polling: this often while claims keep finding tickets, doubling back to the poll
+    // interval when they come back empty
+    this.minIntervalNanos =
+        Math.min(
+            settings.pollInterval().toNanos(),
+            Math.max(TimeUnit.MILLISECONDS.toNanos(10), settings.pollInterval().toNanos() / 10));
     this.writeBackMarginNanos = settings.writeBackMargin().toNanos();
     Duration stuck = settings.loopStuckAfter();
     this.pollerHealth =
         new LoopHealth(
             "poller",
             max(stuck, settings.pollInterval().multipliedBy(3)),
-            () -> poller == null || poller.isAlive() || !running);
+            () -> poller == null || poller.isAlive() || !running,
+            () -> running);
     this.writerHealth = new LoopHealth("writer", stuck, this::writerAlive);
     // one watchdog scans the in-flight set instead of a timer task per ticket: no per-ticket
     // scheduling cost on the hot path, timeouts fire within one tick of their deadline
@@ -147,10 +159,37 @@ final class Dispatcher {
         new ScheduledThreadPoolExecutor(1, named("lm-maintenance-" + settings.replicaId()));
     this.maintenanceHealth =
         new LoopHealth(
-            "maintenance", max(stuck, settings.maintenanceInterval().multipliedBy(3)), () -> true);
+            "maintenance",
+            max(stuck, settings.maintenanceInterval().multipliedBy(3)),
+            () -> true,
+            () -> running);
     this.writer =
         new WriteBehind(
-            store, listener, writerHealth, settings.writeBatchSize(), settings.replicaId());
+            store,
+            listener,
+            writerHealth,
+            settings.writeBatchSize(),
+            settings.replicaId(),
+            ms -> dueAt(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms)));
+  }
+
+  /** Set by the engine before {@link #start()} on databases with wake-ups. */
+  void wakeUps(WakeUps w) {
+    this.wakeUps = w;
+  }
+
+  /** Another replica (or an operator) asked for a claim round now. */
+  void wake() {
+    wakeRequested = true;
+    signal();
+  }
+
+  /** A ticket this replica knows of becomes due at {@code nanos}: claim then, not a tick later. */
+  void dueAt(long nanos) {
+    long before = nextDueNanos.getAndAccumulate(nanos, Math::min);
+    if (nanos < before) {
+      signal();
+    }
   }
 
   private boolean writerAlive() {
@@ -216,6 +255,8 @@ final class Dispatcher {
   // ---------------------------------------------------------------- lifecycle
 
   void start() {
+    pollerHealth.success(); // judged from the start, not from when the engine was built
+    maintenanceHealth.success();
     running = true;
     poller = new Thread(this::pollLoop, "lm-poller-" + settings.replicaId());
     poller.setDaemon(true);
@@ -383,28 +424,53 @@ final class Dispatcher {
 
   private void pollLoop() {
     long lastGeneral = 0;
+    long interval = settings.pollInterval().toNanos();
     boolean lastFull = false;
     int failures = 0;
     while (running) {
       try {
         List<Long> hinted = drainHints();
         if (!hinted.isEmpty()) {
-          claimAndRun(hinted, null);
+          ClaimResult h = claimAndRun(hinted, null);
+          WakeUps w = wakeUps;
+          if (w != null && h.claimed < hinted.size()) {
+            // committed tickets this replica cannot run now: let another replica take them
+            w.requestNotify();
+          }
         }
         boolean slotsCameBack = starved && totalSlots.availablePermits() > 0;
         long now = System.nanoTime();
+        long due = nextDueNanos.get();
+        boolean dueReached = due != Long.MAX_VALUE && now - due >= 0;
+        boolean woken = wakeRequested;
         boolean full = false;
-        if (lastFull || slotsCameBack || now - lastGeneral >= settings.pollInterval().toNanos()) {
+        if (lastFull || slotsCameBack || woken || dueReached || now - lastGeneral >= interval) {
+          wakeRequested = false;
+          if (dueReached) {
+            nextDueNanos.compareAndSet(due, Long.MAX_VALUE);
+          }
           ClaimResult r = claimAndRun(null, null);
           lastGeneral = now;
           full = r.full;
           starved = r.noFreeSlots || r.full;
+          interval =
+              r.claimed > 0
+                  ? minIntervalNanos
+                  : Math.min(settings.pollInterval().toNanos(), interval * 2);
         }
         lastFull = full;
         failures = 0;
         pollerHealth.success();
         if (!full && hints.isEmpty()) {
-          awaitSignal(settings.pollInterval());
+          long after = System.nanoTime();
+          long wait = lastGeneral + interval - after;
+          long next = nextDueNanos.get();
+          if (next != Long.MAX_VALUE) {
+            wait = Math.min(wait, next - after);
+          }
+          if (wait > 0) {
+            awaitSignal(Duration.ofNanos(wait));
+          }
         } else if (full) {
           awaitFullerClaim();
         }

@@ -41,6 +41,7 @@ public final class Engine implements LocalMessages {
   private final Map<String, Registration> registrations = new ConcurrentHashMap<>();
   private final ThreadLocal<TxScope> txScope = new ThreadLocal<>();
   private final AdminImpl admin;
+  private final WakeUps wakeUps;
   private volatile Dispatcher dispatcher;
   private volatile boolean started;
   private volatile boolean closed;
@@ -59,6 +60,15 @@ public final class Engine implements LocalMessages {
     if (settings.autoCreateSchema()) {
       store.createSchema();
     }
+    this.wakeUps =
+        settings.wakeUps() && dialect.name().equals("postgresql")
+            ? new WakeUps(
+                settings.dataSource(),
+                settings.table(),
+                settings.replicaId(),
+                listener,
+                settings.loopStuckAfter())
+            : null;
   }
 
   private static Dialect detect(Settings settings) {
@@ -132,6 +142,7 @@ public final class Engine implements LocalMessages {
     }
     if (dispatcher == null) {
       dispatcher = new Dispatcher(settings, store, Map.copyOf(registrations), listener);
+      dispatcher.wakeUps(wakeUps);
     }
     return dispatcher;
   }
@@ -141,7 +152,11 @@ public final class Engine implements LocalMessages {
     if (started) {
       return;
     }
-    dispatcher().start();
+    Dispatcher d = dispatcher();
+    d.start();
+    if (wakeUps != null && !registrations.isEmpty()) {
+      wakeUps.listen(d::wake);
+    }
     started = true;
     log.info(
         "event=started replica={} types={} concurrency={} lease={} poll_interval={}",
@@ -162,6 +177,9 @@ public final class Engine implements LocalMessages {
       closed = true;
       d = dispatcher;
     }
+    if (wakeUps != null) {
+      wakeUps.close();
+    }
     if (d != null) {
       d.close();
     }
@@ -178,6 +196,9 @@ public final class Engine implements LocalMessages {
       closed = true;
       d = dispatcher;
     }
+    if (wakeUps != null) {
+      wakeUps.close();
+    }
     if (d != null) {
       d.halt();
     }
@@ -190,9 +211,14 @@ public final class Engine implements LocalMessages {
 
   @Override
   public void dispatchNow(Collection<Long> ticketIds) {
+    if (ticketIds.isEmpty() || closed) {
+      return;
+    }
     Dispatcher d = dispatcher;
-    if (d != null && started && !closed && !ticketIds.isEmpty()) {
-      d.hint(ticketIds);
+    if (d != null && started && !registrations.isEmpty()) {
+      d.hint(ticketIds); // claims what it can here; asks the others for the rest
+    } else if (wakeUps != null) {
+      wakeUps.requestNotify();
     }
   }
 
@@ -367,8 +393,12 @@ public final class Engine implements LocalMessages {
   @Override
   public EngineHealth health() {
     Dispatcher d = dispatcher;
-    return new EngineHealth(
-        settings.replicaId(), started && !closed, d == null ? List.of() : d.health());
+    List<EngineHealth.Loop> loops = new ArrayList<>(d == null ? List.of() : d.health());
+    EngineHealth.Loop listening = wakeUps == null || closed ? null : wakeUps.health();
+    if (listening != null) {
+      loops.add(listening);
+    }
+    return new EngineHealth(settings.replicaId(), started && !closed, loops);
   }
 
   @Override
@@ -390,6 +420,10 @@ public final class Engine implements LocalMessages {
     Dispatcher d = dispatcher;
     if (d != null) {
       d.invalidatePaused();
+      d.wake();
+    }
+    if (wakeUps != null) {
+      wakeUps.requestNotify();
     }
   }
 }

@@ -10,14 +10,21 @@ final class LoopHealth {
   private final String name;
   private final Duration stuckAfter;
   private final BooleanSupplier alive;
+  private final BooleanSupplier expected;
   private volatile long lastSuccessNanos;
   private volatile Instant lastSuccess;
   private volatile String lastError;
 
   LoopHealth(String name, Duration stuckAfter, BooleanSupplier alive) {
+    this(name, stuckAfter, alive, () -> true);
+  }
+
+  /** {@code expected}: whether the loop should be running now (a poller before start is not). */
+  LoopHealth(String name, Duration stuckAfter, BooleanSupplier alive, BooleanSupplier expected) {
     this.name = name;
     this.stuckAfter = stuckAfter;
     this.alive = alive;
+    this.expected = expected;
     // a loop counts as fresh from its creation, so it is not stuck before its first iteration
     this.lastSuccessNanos = System.nanoTime();
   }
@@ -33,7 +40,9 @@ final class LoopHealth {
 
   EngineHealth.Loop snapshot() {
     boolean stuck =
-        !alive.getAsBoolean() || System.nanoTime() - lastSuccessNanos > stuckAfter.toNanos();
+        expected.getAsBoolean()
+            && (!alive.getAsBoolean()
+                || System.nanoTime() - lastSuccessNanos > stuckAfter.toNanos());
     return new EngineHealth.Loop(name, lastSuccess, stuckAfter, stuck, lastError);
   }
 }

@@ -29,4 +29,5 @@ public record Settings(
     ErrorRedactor redactor,
     Object meterRegistry,
     Duration maxExecutionTime,
-    Duration loopStuckAfter) {}
+    Duration loopStuckAfter,
+    boolean wakeUps) {}

@@ -38,13 +38,20 @@ final class WriteBehind {
   private final EngineListener listener;
   private final LoopHealth health;
   private final int maxBatch;
+  private final java.util.function.LongConsumer retryDueInMillis;
   private final BlockingQueue<WriteItem> queue = new LinkedBlockingQueue<>();
   private final Thread thread;
   private volatile boolean running = true;
   private volatile boolean halted;
 
   WriteBehind(
-      TicketStore store, EngineListener listener, LoopHealth health, int maxBatch, String replica) {
+      TicketStore store,
+      EngineListener listener,
+      LoopHealth health,
+      int maxBatch,
+      String replica,
+      java.util.function.LongConsumer retryDueInMillis) {
+    this.retryDueInMillis = retryDueInMillis;
     this.store = store;
     this.listener = listener;
     this.health = health;
@@ -285,6 +292,16 @@ final class WriteBehind {
       } catch (RuntimeException e) {
         log.warn("event=listener_failed error={}", e.toString());
       }
+    }
+    long soonest = Long.MAX_VALUE;
+    for (WriteItem i : items) {
+      Transition t = i.transition();
+      if (t != null && t.status() == 0 && !t.keepLease()) {
+        soonest = Math.min(soonest, t.delayMillis());
+      }
+    }
+    if (soonest != Long.MAX_VALUE) {
+      retryDueInMillis.accept(soonest);
     }
     items.forEach(i -> safeRun(i.onWritten()));
   }

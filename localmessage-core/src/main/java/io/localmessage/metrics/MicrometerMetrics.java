@@ -134,6 +134,12 @@ public final class MicrometerMetrics implements EngineListener {
   }
 
   @Override
+  public void wakeUpSent(int requests) {
+    Counter.builder(P + "wakeups.sent").register(registry).increment();
+    Counter.builder(P + "wakeups.requested").register(registry).increment(requests);
+  }
+
+  @Override
   public void expiredLastAttempt(int count) {
     Counter.builder(P + "expired.last.attempt").register(registry).increment(count);
   }

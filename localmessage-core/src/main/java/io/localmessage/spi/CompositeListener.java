@@ -56,4 +56,9 @@ final class CompositeListener implements EngineListener {
   public void writeBackDropped(String bizType, int count) {
     targets.forEach(t -> t.writeBackDropped(bizType, count));
   }
+
+  @Override
+  public void wakeUpSent(int requests) {
+    targets.forEach(t -> t.wakeUpSent(requests));
+  }
 }

@@ -75,4 +75,10 @@ public interface EngineListener {
    * their leases end.
    */
   default void writeBackDropped(String bizType, int count) {}
+
+  /**
+   * A wake-up was sent to the other replicas (PostgreSQL {@code NOTIFY}); it covers {@code
+   * requests} tickets or operator actions that asked for one in the same few milliseconds.
+   */
+  default void wakeUpSent(int requests) {}
 }

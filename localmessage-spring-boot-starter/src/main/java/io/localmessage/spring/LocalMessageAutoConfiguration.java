@@ -57,15 +57,20 @@ public final class LocalMessageAutoConfiguration {
             .inboxTable(properties.getInboxTable())
             .concurrency(properties.getConcurrency())
             .lease(properties.getLease())
+            .maxExecutionTime(properties.getMaxExecutionTime())
             .pollInterval(properties.getPollInterval())
             .writeBackMargin(properties.getWriteBackMargin())
             .shutdownTimeout(properties.getShutdownTimeout())
             .maintenanceInterval(properties.getMaintenanceInterval())
+            .loopStuckAfter(properties.getLoopStuckAfter())
             .maxPayloadBytes(properties.getMaxPayloadBytes())
             .purgeBatchSize(properties.getPurgeBatchSize())
             .writeBatchSize(properties.getWriteBatchSize())
-            .defaultMaxAttempts(properties.getDefaultMaxAttempts())
+            .wakeUps(properties.isWakeUps())
             .autoCreateSchema(properties.getSchema().isInitialize());
+    if (properties.getDefaultMaxAttempts() != null) {
+      b.defaultMaxAttempts(properties.getDefaultMaxAttempts());
+    }
     if (properties.getReplicaId() != null && !properties.getReplicaId().isBlank()) {
       b.replicaId(properties.getReplicaId());
     }

@@ -38,9 +38,16 @@ public final class LocalMessageProperties {
   private int concurrency = 8;
 
   /**
-   * How long a claim holds a ticket; must cover every handler timeout plus the write-back margin.
+   * How long a claim holds a ticket before it is renewed (renewed while the handler runs); longer
+   * than twice the write-back margin.
    */
-  private Duration lease = Duration.ofMinutes(1);
+  private Duration lease = Duration.ofSeconds(30);
+
+  /**
+   * The longest a running handler's lease is renewed for; must cover every handler timeout plus the
+   * write-back margin, and be at least the lease.
+   */
+  private Duration maxExecutionTime = Duration.ofMinutes(15);
 
   /** Idle poll interval; a full batch polls again at once. */
   private Duration pollInterval = Duration.ofMillis(500);
@@ -54,6 +61,13 @@ public final class LocalMessageProperties {
   /** How often expired last attempts are swept to DEAD and retained successes purged. */
   private Duration maintenanceInterval = Duration.ofSeconds(10);
 
+  /**
+   * How long an engine loop (poller, writer, ...) may go without a successful iteration before the
+   * health indicator reports it stuck (DOWN). Loops that run less often get at least three of their
+   * intervals.
+   */
+  private Duration loopStuckAfter = Duration.ofSeconds(30);
+
   /** The largest payload a save accepts, in bytes. */
   private int maxPayloadBytes = 1048576;
 
@@ -63,8 +77,22 @@ public final class LocalMessageProperties {
   /** The most outcomes written back in one statement. */
   private int writeBatchSize = 500;
 
-  /** The attempt cap of tickets saved for biz types that have no handler on this replica. */
-  private int defaultMaxAttempts = 10;
+  /**
+   * The attempt cap of tickets saved for biz types that have no handler on this replica. Unset (the
+   * default): such a ticket takes the cap of the replica that handles it, at its first claim.
+   */
+  private Integer defaultMaxAttempts;
+
+  /** Cross-replica wake-ups through LISTEN/NOTIFY (PostgreSQL; one more pool connection). */
+  private boolean wakeUps = true;
+
+  public boolean isWakeUps() {
+    return wakeUps;
+  }
+
+  public void setWakeUps(boolean wakeUps) {
+    this.wakeUps = wakeUps;
+  }
 
   private final Schema schema = new Schema();
 
@@ -129,6 +157,14 @@ public final class LocalMessageProperties {
     this.lease = lease;
   }
 
+  public Duration getMaxExecutionTime() {
+    return maxExecutionTime;
+  }
+
+  public void setMaxExecutionTime(Duration maxExecutionTime) {
+    this.maxExecutionTime = maxExecutionTime;
+  }
+
   public Duration getPollInterval() {
     return pollInterval;
   }
@@ -161,6 +197,14 @@ public final class LocalMessageProperties {
     this.maintenanceInterval = maintenanceInterval;
   }
 
+  public Duration getLoopStuckAfter() {
+    return loopStuckAfter;
+  }
+
+  public void setLoopStuckAfter(Duration loopStuckAfter) {
+    this.loopStuckAfter = loopStuckAfter;
+  }
+
   public int getMaxPayloadBytes() {
     return maxPayloadBytes;
   }
@@ -185,11 +229,11 @@ public final class LocalMessageProperties {
     this.writeBatchSize = writeBatchSize;
   }
 
-  public int getDefaultMaxAttempts() {
+  public Integer getDefaultMaxAttempts() {
     return defaultMaxAttempts;
   }
 
-  public void setDefaultMaxAttempts(int defaultMaxAttempts) {
+  public void setDefaultMaxAttempts(Integer defaultMaxAttempts) {
     this.defaultMaxAttempts = defaultMaxAttempts;
   }
 

@@ -3,11 +3,11 @@ package io.localmessage.spring;
 import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
-import io.localmessage.StoreException;
 import io.localmessage.TransactionRequiredException;
 import io.localmessage.spring.internal.AfterCommitDispatch;
+import io.localmessage.spring.internal.TransactionBoundConnection;
+import io.localmessage.spring.internal.TransactionBoundConnection.Binding;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -17,13 +17,17 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * Saves tickets in the current Spring transaction: {@code save(message)} inside a
  * {@code @Transactional} method (or a {@code TransactionTemplate}) writes through the transaction's
- * own connection, so the ticket commits or rolls back with the business change. Works with {@code
- * DataSourceTransactionManager}, {@code JpaTransactionManager} and anything else that binds a JDBC
- * connection of the engine's {@link DataSource} to the transaction.
+ * own connection, so the ticket commits or rolls back with the business change. The transaction
+ * must be one of a {@code DataSourceTransactionManager} (or {@code JdbcTransactionManager}) or a
+ * {@code JpaTransactionManager} on the engine's {@link DataSource}: they bind their connection to
+ * the transaction when it begins, and the ticket is written on exactly that connection.
  *
- * <p>Outside such a transaction it throws {@link TransactionRequiredException} and writes nothing:
- * a ticket written in a second transaction could survive a rolled-back business change or be lost
- * after a committed one.
+ * <p>Anywhere else it throws {@link TransactionRequiredException}, names the DataSource and writes
+ * nothing: with no transaction, a read-only one, or one of another DataSource's transaction manager
+ * (where a connection of the engine's DataSource would be outside the transaction, and on a pool
+ * with autocommit off never committed at all). A ticket written outside the business transaction
+ * could survive a rolled-back business change or be lost after a committed one. JTA transactions
+ * bind no connection in advance and are refused too.
  *
  * <p>After the commit, the tickets saved in the transaction are handed to this replica's workers at
  * once (when slots are free); nothing happens on rollback. The poller remains the safety net: a
@@ -35,7 +39,9 @@ public final class TransactionalMessages {
 
   public TransactionalMessages(LocalMessages localMessages, DataSource dataSource) {
     this.localMessages = Objects.requireNonNull(localMessages, "localMessages");
-    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    // the key transaction managers bind the connection under
+    this.dataSource =
+        TransactionBoundConnection.resourceKey(Objects.requireNonNull(dataSource, "dataSource"));
   }
 
   /**
@@ -54,18 +60,9 @@ public final class TransactionalMessages {
   public List<SaveResult> saveAll(List<NewMessage> messages) {
     Objects.requireNonNull(messages, "messages");
     requireWritableTransaction(messages);
-    // a transaction manager of this DataSource has bound its connection; otherwise
-    // DataSourceUtils hands out a fresh pooled connection that is not in the transaction
-    boolean bound = TransactionSynchronizationManager.getResource(dataSource) != null;
+    requireBoundConnection(messages);
     Connection connection = DataSourceUtils.getConnection(dataSource);
     try {
-      if (!bound && autoCommit(connection)) {
-        throw new TransactionRequiredException(
-            "a Spring transaction is active but not on the DataSource of localmessage: the"
-                + " ticket would be written outside it. Use a transaction manager of that"
-                + " DataSource (DataSourceTransactionManager or JpaTransactionManager)."
-                + " Nothing was written.");
-      }
       List<SaveResult> results = localMessages.saveAll(connection, messages);
       if (TransactionSynchronizationManager.isSynchronizationActive()) {
         AfterCommitDispatch.current(localMessages).add(results);
@@ -81,14 +78,6 @@ public final class TransactionalMessages {
     return localMessages;
   }
 
-  private static boolean autoCommit(Connection connection) {
-    try {
-      return connection.getAutoCommit();
-    } catch (SQLException e) {
-      throw new StoreException("cannot read the connection's autocommit mode", e);
-    }
-  }
-
   private static void requireWritableTransaction(List<NewMessage> messages) {
     if (!TransactionSynchronizationManager.isActualTransactionActive()) {
       throw new TransactionRequiredException(
@@ -102,6 +91,33 @@ public final class TransactionalMessages {
           "save needs a read-write transaction; the current one is read-only. Nothing was"
               + " written.");
     }
+  }
+
+  /**
+   * Checked before asking {@code DataSourceUtils} for the connection: inside a transaction of
+   * another DataSource it would bind a fresh one on demand and hand it out as if it were in the
+   * transaction, and nothing ever commits it.
+   */
+  private void requireBoundConnection(List<NewMessage> messages) {
+    Binding binding = TransactionBoundConnection.current(dataSource);
+    if (binding == Binding.TRANSACTION) {
+      return;
+    }
+    throw new TransactionRequiredException(
+        "save runs only on the connection bound to the active transaction of localmessage's"
+            + " DataSource "
+            + dataSource
+            + ", and the current transaction "
+            + (binding == Binding.NONE
+                ? "has none (it belongs to a transaction manager of another DataSource)"
+                : "has only a connection fetched on demand that no transaction manager commits")
+            + ", so "
+            + describe(messages)
+            + " would be written outside it and could be lost after the commit. Run the save"
+            + " inside @Transactional (or a TransactionTemplate) of a transaction manager on "
+            + dataSource
+            + ", or point localmessage at the transaction manager's DataSource (a LocalMessages"
+            + " and TransactionalMessages bean of your own on it). Nothing was written.");
   }
 
   private static String describe(List<NewMessage> messages) {

@@ -27,6 +27,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.Ordered;
+import org.springframework.orm.jpa.JpaTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -148,6 +150,9 @@ abstract class AbstractQuickstartAppTest {
 
   @Test
   void perTypePropertiesApplyToSavedTickets() {
+    // the save below joins a JPA transaction on the engine's DataSource
+    assertThat(app.getBean(PlatformTransactionManager.class))
+        .isInstanceOf(JpaTransactionManager.class);
     TransactionTemplate tx = app.getBean(TransactionTemplate.class);
     TransactionalMessages messages = app.getBean(TransactionalMessages.class);
     SaveResult saved =

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessages;
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.Message;
@@ -55,6 +54,8 @@ class AutoConfigurationTest {
     assertThat(p.getInboxTable()).isEqualTo(LocalMessagesBuilder.DEFAULT_INBOX_TABLE);
     assertThat(p.getConcurrency()).isEqualTo(LocalMessagesBuilder.DEFAULT_CONCURRENCY);
     assertThat(p.getLease()).isEqualTo(LocalMessagesBuilder.DEFAULT_LEASE);
+    assertThat(p.getMaxExecutionTime()).isEqualTo(LocalMessagesBuilder.DEFAULT_MAX_EXECUTION_TIME);
+    assertThat(p.getLoopStuckAfter()).isEqualTo(LocalMessagesBuilder.DEFAULT_LOOP_STUCK_AFTER);
     assertThat(p.getPollInterval()).isEqualTo(LocalMessagesBuilder.DEFAULT_POLL_INTERVAL);
     assertThat(p.getWriteBackMargin()).isEqualTo(LocalMessagesBuilder.DEFAULT_WRITE_BACK_MARGIN);
     assertThat(p.getShutdownTimeout()).isEqualTo(LocalMessagesBuilder.DEFAULT_SHUTDOWN_TIMEOUT);
@@ -63,7 +64,8 @@ class AutoConfigurationTest {
     assertThat(p.getMaxPayloadBytes()).isEqualTo(LocalMessagesBuilder.DEFAULT_MAX_PAYLOAD_BYTES);
     assertThat(p.getPurgeBatchSize()).isEqualTo(LocalMessagesBuilder.DEFAULT_PURGE_BATCH_SIZE);
     assertThat(p.getWriteBatchSize()).isEqualTo(LocalMessagesBuilder.DEFAULT_WRITE_BATCH_SIZE);
-    assertThat(p.getDefaultMaxAttempts()).isEqualTo(HandlerConfig.DEFAULT_MAX_ATTEMPTS);
+    assertThat(p.getDefaultMaxAttempts()).as("unset: the handling replica's cap applies").isNull();
+    assertThat(p.isWakeUps()).isTrue();
     assertThat(p.getSchema().isInitialize()).isFalse();
   }
 
@@ -219,16 +221,18 @@ class AutoConfigurationTest {
   }
 
   @Test
-  void aHandlerTimeoutLongerThanTheLeaseFailsAtStartup() {
+  void aHandlerTimeoutLongerThanTheMaxExecutionTimeFailsAtStartup() {
     Contexts.runner(db)
         .withUserConfiguration(OverrideHandlers.class)
-        .withPropertyValues("localmessage.lease=1m", "localmessage.types[ov.keep].timeout=2m")
+        .withPropertyValues(
+            "localmessage.max-execution-time=1m", "localmessage.types[ov.keep].timeout=2m")
         .run(
             ctx ->
                 assertThat(ctx)
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("lease PT1M is shorter than the handler timeout PT2M")
+                    .hasMessageContaining(
+                        "maxExecutionTime PT1M is shorter than the handler timeout PT2M")
                     .hasMessageContaining("'ov.keep'"));
   }
 

@@ -15,9 +15,12 @@ import io.localmessage.spring.internal.LocalMessageEndpoint;
 import io.localmessage.spring.internal.OperatorRule;
 import io.localmessage.testing.TestDatabase;
 import java.security.Principal;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -110,6 +113,101 @@ class HealthAndEndpointTest {
               assertThat(down.getStatus()).isEqualTo(Status.DOWN);
               assertThat(down.getDetails().get("cause").toString()).contains("has been closed");
             });
+  }
+
+  /**
+   * A stuck poller makes the indicator DOWN although the table is still readable. Another session
+   * holds an EXCLUSIVE lock on the ticket table: plain reads (the backlog query) go through, the
+   * poller's claim (an UPDATE) waits for the lock, so the poller makes no progress. Released, the
+   * poller succeeds again and the indicator is UP.
+   */
+  @Test
+  void downWhileThePollerIsStuckAndUpAgainOnceItRecovers() {
+    runner()
+        .withPropertyValues("localmessage.table=hc_stuck", "localmessage.loop-stuck-after=1s")
+        .run(
+            ctx -> {
+              HealthIndicator health =
+                  ctx.getBean("localmessageHealthIndicator", HealthIndicator.class);
+              await()
+                  .atMost(Duration.ofSeconds(10))
+                  .until(() -> health.health().getStatus().equals(Status.UP));
+
+              DataSource lockSource = db.dataSource(1);
+              try (Connection lock = lockSource.getConnection()) {
+                lock.setAutoCommit(false);
+                try (Statement st = lock.createStatement()) {
+                  st.execute("LOCK TABLE hc_stuck IN EXCLUSIVE MODE");
+                }
+                await()
+                    .atMost(Duration.ofSeconds(10))
+                    .untilAsserted(
+                        () -> assertThat(health.health().getStatus()).isEqualTo(Status.DOWN));
+                Health down = health.health();
+                assertThat(down.getDetails())
+                    .containsEntry("stuck", List.of("poller"))
+                    .containsEntry("running", true)
+                    .containsEntry("pending", 0L)
+                    .doesNotContainKey("cause");
+                assertThat(loop(down, "poller"))
+                    .containsEntry("stuck", true)
+                    .containsEntry("stuckAfter", "PT1S");
+                assertThat(loop(down, "writer")).containsEntry("stuck", false);
+                lock.rollback();
+              }
+
+              await()
+                  .atMost(Duration.ofSeconds(10))
+                  .until(() -> health.health().getStatus().equals(Status.UP));
+              Health up = health.health();
+              assertThat(up.getDetails())
+                  .doesNotContainKey("stuck")
+                  .containsEntry("running", true)
+                  .containsKey("pending");
+              assertThat(loops(up))
+                  .containsKeys("poller", "writer", "watchdog", "renewer", "maintenance");
+              assertThat(loop(up, "poller")).containsEntry("stuck", false);
+              assertThat(loop(up, "poller").get("lastSuccess")).isNotEqualTo("never");
+            });
+  }
+
+  /**
+   * With {@code localmessage.auto-startup=false} the engine runs only when called ({@code
+   * runOnce()}); its loops never run on their own, so their age says nothing about being stuck.
+   */
+  @Test
+  void anEngineThatWasNeverStartedIsNotReportedStuck() {
+    runner()
+        .withPropertyValues(
+            "localmessage.table=hc_manual",
+            "localmessage.auto-startup=false",
+            "localmessage.loop-stuck-after=100ms")
+        .run(
+            ctx -> {
+              HealthIndicator health =
+                  ctx.getBean("localmessageHealthIndicator", HealthIndicator.class);
+              save(ctx, "hc.fail", "manual-1", Duration.ZERO);
+              assertThat(ctx.getBean(LocalMessages.class).runOnce()).isEqualTo(1);
+              // the poller's threshold is 3 poll intervals (300 ms): well past it, still UP
+              await()
+                  .during(Duration.ofSeconds(1))
+                  .atMost(Duration.ofSeconds(3))
+                  .untilAsserted(
+                      () -> assertThat(health.health().getStatus()).isEqualTo(Status.UP));
+              assertThat(health.health().getDetails()).containsEntry("running", false);
+            });
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> loops(Health health) {
+    Object loops = health.getDetails().get("loops");
+    return loops == null ? Map.of() : (Map<String, Object>) loops;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> loop(Health health, String name) {
+    Object loop = loops(health).get(name);
+    return loop == null ? Map.of() : (Map<String, Object>) loop;
   }
 
   @Test

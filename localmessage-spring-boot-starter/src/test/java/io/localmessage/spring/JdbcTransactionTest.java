@@ -151,7 +151,8 @@ class JdbcTransactionTest {
                               s ->
                                   messages.save(NewMessage.action("jdbc.notify", "other").build())))
                   .isInstanceOf(TransactionRequiredException.class)
-                  .hasMessageContaining("not on the DataSource of localmessage");
+                  .hasMessageContaining("bound to the active transaction of localmessage's")
+                  .hasMessageContaining(ctx.getBean(DataSource.class).toString());
 
               // no transaction at all
               assertThatThrownBy(

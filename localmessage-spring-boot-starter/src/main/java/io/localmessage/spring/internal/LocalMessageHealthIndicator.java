@@ -1,5 +1,6 @@
 package io.localmessage.spring.internal;
 
+import io.localmessage.EngineHealth;
 import io.localmessage.LocalMessages;
 import io.localmessage.admin.TypeStats;
 import java.time.Duration;
@@ -14,9 +15,11 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 /**
- * UP with the backlog per biz type; DOWN when the ticket table cannot be read; the configured
- * threshold status (OUT_OF_SERVICE by default) when the oldest PENDING ticket is older than {@code
- * maxOldestPendingAge} or more than {@code maxDead} tickets are DEAD. Not API.
+ * UP with the backlog per biz type and the state of each engine loop; DOWN when a loop of the
+ * running engine is stuck (no successful iteration for longer than its threshold, or its thread
+ * died) or the ticket table cannot be read; the configured threshold status (OUT_OF_SERVICE by
+ * default) when the oldest PENDING ticket is older than {@code maxOldestPendingAge} or more than
+ * {@code maxDead} tickets are DEAD. Not API.
  */
 public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
   private static final Logger log = LoggerFactory.getLogger(LocalMessageHealthIndicator.class);
@@ -37,6 +40,16 @@ public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
 
   @Override
   protected void doHealthCheck(Health.Builder builder) {
+    // read from memory first: a stuck loop is reported even when the table cannot be read
+    EngineHealth engineHealth = engine.health();
+    builder.withDetail("running", engineHealth.running()).withDetail("loops", loops(engineHealth));
+    // loops of an engine that is not running (auto-startup off, driven by runOnce) do not run on
+    // their own: their age is no sign of being stuck
+    boolean engineDown = engineHealth.running() && !engineHealth.healthy();
+    List<String> stuck = engineHealth.running() ? stuckLoops(engineHealth) : List.of();
+    if (!stuck.isEmpty()) {
+      builder.withDetail("stuck", stuck);
+    }
     List<TypeStats> stats;
     try {
       stats = engine.admin().stats();
@@ -77,10 +90,16 @@ public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
     if (maxDead != null && dead > maxDead) {
       exceeded.add(dead + " dead tickets, above " + maxDead);
     }
-    if (exceeded.isEmpty()) {
+    if (engineDown) {
+      logUnhealthy(engineHealth, stuck);
+      builder.down();
+    } else if (exceeded.isEmpty()) {
       builder.up();
     } else {
-      builder.status(thresholdStatus).withDetail("exceeded", exceeded);
+      builder.status(thresholdStatus);
+    }
+    if (!exceeded.isEmpty()) {
+      builder.withDetail("exceeded", exceeded);
     }
     builder
         .withDetail("replica", engine.replicaId())
@@ -88,5 +107,39 @@ public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
         .withDetail("dead", dead)
         .withDetail("oldestPendingAge", oldestPending.toString())
         .withDetail("types", types);
+  }
+
+  /** One entry per loop, by name, in the engine's order. */
+  private static Map<String, Object> loops(EngineHealth health) {
+    Map<String, Object> loops = new LinkedHashMap<>();
+    for (EngineHealth.Loop loop : health.loops()) {
+      Map<String, Object> l = new LinkedHashMap<>();
+      l.put("lastSuccess", loop.lastSuccess() == null ? "never" : loop.lastSuccess().toString());
+      l.put("stuckAfter", String.valueOf(loop.stuckAfter()));
+      l.put("stuck", loop.stuck());
+      if (loop.lastError() != null) {
+        l.put("lastError", loop.lastError());
+      }
+      loops.put(loop.name(), l);
+    }
+    return loops;
+  }
+
+  private static List<String> stuckLoops(EngineHealth health) {
+    List<String> stuck = new ArrayList<>();
+    for (EngineHealth.Loop loop : health.loops()) {
+      if (loop.stuck()) {
+        stuck.add(loop.name());
+      }
+    }
+    return stuck;
+  }
+
+  private void logUnhealthy(EngineHealth health, List<String> stuck) {
+    log.warn(
+        "event=health_engine_unhealthy replica={} running={} stuck_loops={}",
+        health.replicaId(),
+        health.running(),
+        String.join(",", stuck));
   }
 }

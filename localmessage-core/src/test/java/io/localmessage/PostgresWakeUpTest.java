@@ -1,0 +1,171 @@
+package io.localmessage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Sql;
+import io.localmessage.testing.TestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** Cross-replica wake-ups through LISTEN/NOTIFY, and the retry timing, on PostgreSQL. */
+class PostgresWakeUpTest extends AbstractWakeUpTest {
+  private final AtomicLong lastStart = new AtomicLong();
+
+  @Override
+  protected TestDatabase createDatabase() {
+    return TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+  }
+
+  private LocalMessages worker(String replica, AtomicInteger ran) {
+    LocalMessages w = fx.build(fx.builder().replicaId(replica).pollInterval(SLOW_POLL));
+    w.register(
+        "t.w",
+        m -> {
+          lastStart.set(System.nanoTime());
+          ran.incrementAndGet();
+        },
+        EngineFixture.config().build());
+    w.start();
+    awaitListening(w);
+    return w;
+  }
+
+  private static void awaitListening(LocalMessages w) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                w.health().loops().stream()
+                    .anyMatch(l -> l.name().equals("listener") && l.lastSuccess() != null));
+  }
+
+  @Test
+  void aTicketSavedOnAReplicaWithoutItsHandlerStartsOnAnotherAtOnce() {
+    AtomicInteger ran = new AtomicInteger();
+    LocalMessages w = worker("worker", ran);
+    // without wake-ups a ticket waits for the worker's next poll (10 s away)
+    LocalMessages quiet = fx.build(fx.builder().replicaId("quiet").wakeUps(false));
+    quiet.inTransaction(c -> quiet.save(c, action("t.w", "k0")));
+    await()
+        .during(Duration.ofMillis(1500))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> ran.get() == 0);
+
+    LocalMessages producer = fx.build(fx.builder().replicaId("producer"));
+    long t0 = System.nanoTime();
+    producer.inTransaction(c -> producer.save(c, action("t.w", "k1")));
+    await().atMost(Duration.ofSeconds(2)).until(() -> ran.get() == 2);
+    System.out.printf(
+        "[wake-up] commit -> handler on another replica: %.1f ms%n", (lastStart.get() - t0) / 1e6);
+    assertThat(lastStart.get() - t0).isLessThan(TimeUnit.SECONDS.toNanos(1));
+    assertThat(w.health().healthy()).isTrue();
+  }
+
+  @Test
+  void theListeningConnectionReconnectsAfterItIsKilled() {
+    AtomicInteger ran = new AtomicInteger();
+    LocalMessages w = worker("w-kill", ran);
+    String app = "localmessage-listener-w-kill";
+    long before =
+        Sql.count(
+            ds,
+            "SELECT COALESCE(MAX(pid), 0) FROM pg_stat_activity WHERE application_name = ?",
+            app);
+    assertThat(before).isPositive();
+    Sql.count(
+        ds,
+        "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?",
+        app);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              long now =
+                  Sql.count(
+                      ds,
+                      "SELECT COALESCE(MAX(pid), 0) FROM pg_stat_activity WHERE application_name = ?",
+                      app);
+              return now != 0 && now != before;
+            });
+    LocalMessages producer = fx.build(fx.builder().replicaId("producer"));
+    producer.inTransaction(c -> producer.save(c, action("t.w", "after-reconnect")));
+    await().atMost(Duration.ofSeconds(2)).until(() -> ran.get() == 1);
+    assertThat(w.health().healthy()).isTrue();
+  }
+
+  @Test
+  void aBurstOfSavesIsCoalescedIntoFewWakeUps() throws Exception {
+    AtomicInteger ran = new AtomicInteger();
+    worker("w-burst", ran);
+    AtomicLong requests = new AtomicLong();
+    AtomicLong sent = new AtomicLong();
+    LocalMessages producer =
+        fx.build(
+            fx.builder()
+                .replicaId("burst")
+                .listener(
+                    new io.localmessage.spi.EngineListener() {
+                      @Override
+                      public void wakeUpSent(int covered) {
+                        sent.incrementAndGet();
+                        requests.addAndGet(covered);
+                      }
+                    }));
+    int n = 4_000;
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int part = t;
+        done.add(
+            pool.submit(
+                () -> {
+                  for (int i = part; i < n; i += 4) {
+                    String key = "b-" + i;
+                    producer.inTransaction(c -> producer.save(c, action("t.w", key)));
+                  }
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> ran.get() == n && requests.get() == n);
+    System.out.printf("[wake-up] %d saves -> %d notifications%n", n, sent.get());
+    assertThat(sent.get()).as("notifications for %d saves", n).isLessThan(n / 3);
+  }
+
+  @Test
+  void aRequeueWakesTheWorkers() {
+    AtomicInteger calls = new AtomicInteger();
+    LocalMessages w = fx.build(fx.builder().replicaId("w-rq").pollInterval(SLOW_POLL));
+    w.register(
+        "t.rq",
+        m -> {
+          if (calls.incrementAndGet() == 1) {
+            throw new PermanentFailure("first time");
+          }
+        },
+        EngineFixture.config().build());
+    w.start();
+    awaitListening(w);
+    LocalMessages operator = fx.build(fx.builder().replicaId("ops"));
+    SaveResult s = operator.inTransaction(c -> operator.save(c, action("t.rq", "k")));
+    await().atMost(Duration.ofSeconds(2)).until(() -> fx.count("status = 2") == 1);
+    operator.admin().requeueDead(List.of(s.id()), "ops", "fixed upstream");
+    await().atMost(Duration.ofSeconds(2)).until(() -> fx.countAll() == 0);
+    assertThat(calls.get()).isEqualTo(2);
+  }
+}
