@@ -88,7 +88,8 @@ abstract class AbstractReceiverSecurityTest {
   @Test
   void controlCharactersInTheKeyAreA400() throws Exception {
     long before = points.inboxRows();
-    for (String key : new String[] {"esc-\u001b[31m-red", "bell-\u0007-in-the-middle", "del-\u007f"}) {
+    for (String key :
+        new String[] {"esc-\u001b[31m-red", "bell-\u0007-in-the-middle", "del-\u007f"}) {
       String r = rawPost(key, PointsService.body(7002, 1));
       assertThat(status(r)).as(key).isEqualTo(400);
     }
