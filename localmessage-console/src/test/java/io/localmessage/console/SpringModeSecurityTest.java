@@ -190,6 +190,22 @@ class SpringModeSecurityTest {
   }
 
   @Test
+  void loginCredentialsAreNotAcceptedFromTheQueryString() {
+    Http browser = client();
+    String csrf = Http.csrf(browser.get("/localmessage/login").body());
+    HttpResponse<String> r =
+        browser.post(
+            "/localmessage/login?username="
+                + ConsoleApp.ADMIN
+                + "&password="
+                + ConsoleApp.ADMIN_PASSWORD,
+            "_csrf",
+            csrf);
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(browser.get("/localmessage").statusCode()).isEqualTo(401);
+  }
+
+  @Test
   void reasonsWithLineBreaksControlOrBidiCharactersAreA400AndWriteNothing() {
     long before = audits();
     Http admin = loggedIn(ConsoleApp.ADMIN, ConsoleApp.ADMIN_PASSWORD);

@@ -25,8 +25,10 @@ final class QueryCredentialsFilter extends OncePerRequestFilter {
     if ("POST".equals(request.getMethod())
         && loginPath.equals(request.getServletPath() + nonNull(request.getPathInfo()))
         && (TokenFilter.inQuery(request, "username") || TokenFilter.inQuery(request, "password"))) {
-      response.sendError(
-          HttpServletResponse.SC_BAD_REQUEST, "credentials are accepted in the form body only");
+      // answered here, not through the error page, which the application may secure differently
+      response.setStatus(HttpServletResponse.SC_BAD_REQUEST);
+      response.setContentType("text/plain;charset=UTF-8");
+      response.getWriter().write("credentials are accepted in the form body only\n");
       return;
     }
     chain.doFilter(request, response);
