@@ -8,9 +8,9 @@ import io.localmessage.admin.TicketView;
 import io.localmessage.internal.Engine;
 import io.localmessage.jdbc.Dialects;
 import io.localmessage.jdbc.TicketStore;
+import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
-import io.localmessage.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,45 +27,17 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * The engine and store contract, run against every supported database by a subclass per dialect
  * (STYLE rule 6). Each invariant of DESIGN section 3 has a test named after it. Time moves by
  * rewriting {@code next_retry_at} (a lease "runs out" when a test makes it due), never by sleeping.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class AbstractEngineConformanceTest {
-  protected TestDatabase db;
-  protected DataSource ds;
-  protected EngineFixture fx;
-
-  protected abstract TestDatabase createDatabase();
-
-  @BeforeAll
-  void createDb() {
-    db = createDatabase();
-    ds = db.dataSource(12);
-  }
-
-  @AfterAll
-  void dropDb() {
-    db.close();
-  }
-
-  @BeforeEach
-  void newTable() {
-    fx = new EngineFixture(ds);
-  }
-
-  @AfterEach
-  void stopEngines() {
-    fx.close();
+public abstract class AbstractEngineConformanceTest extends DatabaseTest {
+  @Override
+  protected int poolSize() {
+    return 12;
   }
 
   private static NewMessage action(String type, String key) {

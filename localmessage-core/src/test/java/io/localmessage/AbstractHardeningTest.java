@@ -3,9 +3,9 @@ package io.localmessage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
-import io.localmessage.testing.TestDatabase;
 import java.io.IOError;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -25,12 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * The promises that hold under timeouts, short outages, poison rows and shutdown, on every
@@ -38,34 +33,7 @@ import org.junit.jupiter.api.TestInstance;
  * handler, nothing gets stuck, and a finished outcome is recorded. Each test is named after the
  * failure it pins down and failed on the engine before the fix.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class AbstractHardeningTest {
-  protected TestDatabase db;
-  protected DataSource ds;
-  protected EngineFixture fx;
-
-  protected abstract TestDatabase createDatabase();
-
-  @BeforeAll
-  void createDb() {
-    db = createDatabase();
-    ds = db.dataSource(16);
-  }
-
-  @AfterAll
-  void dropDb() {
-    db.close();
-  }
-
-  @BeforeEach
-  void newTable() {
-    fx = new EngineFixture(ds);
-  }
-
-  @AfterEach
-  void stopEngines() {
-    fx.close();
-  }
+public abstract class AbstractHardeningTest extends DatabaseTest {
 
   /** Records every execution of every ticket: overlaps, counts and attempts. */
   static final class Executions {

@@ -168,4 +168,68 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
     await().atMost(Duration.ofSeconds(2)).until(() -> fx.countAll() == 0);
     assertThat(calls.get()).isEqualTo(2);
   }
+
+  /** Counts statements prepared or created through a data source; may hide the driver. */
+  private static javax.sql.DataSource counting(
+      javax.sql.DataSource real, AtomicInteger statements, boolean hideDriver) {
+    ClassLoader cl = PostgresWakeUpTest.class.getClassLoader();
+    return (javax.sql.DataSource)
+        java.lang.reflect.Proxy.newProxyInstance(
+            cl,
+            new Class<?>[] {javax.sql.DataSource.class},
+            (p, m, a) -> {
+              Object r = invoke(m, real, a);
+              if (!m.getName().equals("getConnection")) {
+                return r;
+              }
+              java.sql.Connection c = (java.sql.Connection) r;
+              return java.lang.reflect.Proxy.newProxyInstance(
+                  cl,
+                  new Class<?>[] {java.sql.Connection.class},
+                  (p2, m2, a2) -> {
+                    String n = m2.getName();
+                    if (n.startsWith("prepare") || n.equals("createStatement")) {
+                      statements.incrementAndGet();
+                    }
+                    if (hideDriver && (n.equals("unwrap") || n.equals("isWrapperFor"))) {
+                      return n.equals("isWrapperFor") ? false : null;
+                    }
+                    return invoke(m2, c, a2);
+                  });
+            });
+  }
+
+  private static Object invoke(java.lang.reflect.Method m, Object target, Object[] args)
+      throws Throwable {
+    try {
+      return m.invoke(target, args);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Test
+  void anIdleReplicaCostsWhatPollingCostsWithOrWithoutAWorkingListener() {
+    for (boolean hide : new boolean[] {false, true}) {
+      AtomicInteger statements = new AtomicInteger();
+      LocalMessages lm =
+          fx.build(
+              fx.builder(counting(ds, statements, hide))
+                  .replicaId(hide ? "idle-hidden" : "idle")
+                  .pollInterval(Duration.ofMillis(200))
+                  .maintenanceInterval(Duration.ofSeconds(10)));
+      lm.register("t.idle", m -> {}, EngineFixture.config().build());
+      lm.start();
+      if (!hide) {
+        awaitListening(lm);
+      }
+      await().pollDelay(Duration.ofMillis(500)).until(() -> true);
+      statements.set(0);
+      // two seconds of nothing to do: a claim and a paused-types read per 200 ms poll, plus
+      // maintenance; a listener that reconnected in a loop would add several per poll
+      await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> true);
+      assertThat(statements.get()).as("statements in 2 s, driver hidden: %s", hide).isLessThan(30);
+      lm.close();
+    }
+  }
 }

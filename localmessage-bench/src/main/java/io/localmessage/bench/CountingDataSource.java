@@ -104,6 +104,9 @@ final class CountingDataSource {
     } else if (name.equals("commit")) {
       commits.increment();
     }
+    if (name.equals("unwrap")) {
+      return result; // the caller asked for the driver's own object, not a counting proxy
+    }
     boolean prepares = name.startsWith("prepare");
     if (result instanceof CallableStatement cs) {
       return proxy(CallableStatement.class, cs, prepares ? sql : null);

@@ -2,6 +2,7 @@ package io.localmessage.bench;
 
 import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessages;
+import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
 import java.sql.Connection;
@@ -78,7 +79,8 @@ final class Latency {
               .replicaId("bench-latency-" + w)
               .concurrency(s.concurrency())
               .writeBatchSize(s.writeBatchSize())
-              .pollInterval(s.pollInterval())
+              // a split deployment runs on the default poll interval, as a new user's would
+              .pollInterval(split ? LocalMessagesBuilder.DEFAULT_POLL_INTERVAL : s.pollInterval())
               .wakeUps(!split || fastPath)
               .build();
       worker.register(

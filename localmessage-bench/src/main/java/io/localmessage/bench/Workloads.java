@@ -78,52 +78,23 @@ final class Workloads {
     if (o.runs("latency") && pg()) {
       for (int rate : o.rates()) {
         for (boolean fast : new boolean[] {false, true}) {
-          String key = d + ".latency." + rate + "." + (fast ? "on" : "off");
-          try (Scope scope = scope()) {
-            Latency.Result r =
-                Latency.run(scope, rate, o.latencyDuration(), fast, o.latencySettings());
-            rec.put(key + ".p50", r.p50());
-            rec.put(key + ".p95", r.p95());
-            rec.put(key + ".p99", r.p99());
-            rec.put(key + ".max", r.max());
-            rec.put(key + ".rate", r.achievedRate());
-            Bench.progress(
-                "  latency %d/s fast path %s: p50 %.2f p95 %.2f p99 %.2f max %.2f ms (%.0f/s)",
-                rate, fast ? "on" : "off", r.p50(), r.p95(), r.p99(), r.max(), r.achievedRate());
-          } catch (Exception | LinkageError | AssertionError e) {
-            for (String p : new String[] {".p50", ".p95", ".p99", ".max", ".rate"}) {
-              rec.fail(key + p, e);
-            }
-            Bench.progress("  latency %d/s %s FAILED: %s", rate, fast ? "on" : "off", e);
-          }
+          latency(
+              d + ".latency." + rate + "." + (fast ? "on" : "off"),
+              String.format("latency %d/s fast path %s", rate, fast ? "on" : "off"),
+              scope -> Latency.run(scope, rate, o.latencyDuration(), fast, o.latencySettings()));
         }
       }
-    }
-    if (o.runs("latency") && pg()) {
       for (int rate : o.rates()) {
         for (boolean wake : new boolean[] {false, true}) {
-          String key = d + ".latency.split." + rate + "." + (wake ? "on" : "off");
-          try (Scope scope = scope()) {
-            Latency.Result r =
-                Latency.split(scope, rate, o.latencyDuration(), wake, o.latencySettings());
-            rec.put(key + ".p50", r.p50());
-            rec.put(key + ".p95", r.p95());
-            rec.put(key + ".p99", r.p99());
-            rec.put(key + ".max", r.max());
-            rec.put(key + ".rate", r.achievedRate());
-            Bench.progress(
-                "  latency split %d/s wake-ups %s: p50 %.2f p95 %.2f p99 %.2f max %.2f ms (%.0f/s)",
-                rate, wake ? "on" : "off", r.p50(), r.p95(), r.p99(), r.max(), r.achievedRate());
-          } catch (Exception | LinkageError | AssertionError e) {
-            for (String p : new String[] {".p50", ".p95", ".p99", ".max", ".rate"}) {
-              rec.fail(key + p, e);
-            }
-            Bench.progress("  latency split %d/s %s FAILED: %s", rate, wake ? "on" : "off", e);
-          }
+          latency(
+              d + ".latency.split." + rate + "." + (wake ? "on" : "off"),
+              String.format("latency split %d/s wake-ups %s", rate, wake ? "on" : "off"),
+              scope -> Latency.split(scope, rate, o.latencyDuration(), wake, o.latencySettings()));
         }
       }
     }
-    if (o.runs("idle") && pg()) {
+    if (o.runs("idle")) {
+      // every database: adaptive polling must cost nothing extra when idle
       for (int poll : new int[] {500, 100}) {
         measure(
             d + ".idle.engine." + poll,
@@ -131,6 +102,8 @@ final class Workloads {
             sc -> IdleCost.engine(sc, java.time.Duration.ofMillis(poll), o.idleDuration()),
             "statements/s");
       }
+    }
+    if (o.runs("idle") && pg()) {
       measure(
           d + ".idle.dbscheduler",
           "idle db-scheduler",
@@ -140,6 +113,30 @@ final class Workloads {
     if (o.runs("kafka") && pg()) {
       drain(d + ".kafka.relay", "kafka relay", sc -> RelayDrain.run(sc, n, o.relaySettings()));
     }
+  }
+
+  /** One latency measurement: records its percentiles and rate under {@code key}. */
+  private void latency(String key, String label, LatencyRun run) {
+    try (Scope scope = scope()) {
+      Latency.Result r = run.run(scope);
+      rec.put(key + ".p50", r.p50());
+      rec.put(key + ".p95", r.p95());
+      rec.put(key + ".p99", r.p99());
+      rec.put(key + ".max", r.max());
+      rec.put(key + ".rate", r.achievedRate());
+      Bench.progress(
+          "  %s: p50 %.2f p95 %.2f p99 %.2f max %.2f ms (%.0f/s)",
+          label, r.p50(), r.p95(), r.p99(), r.max(), r.achievedRate());
+    } catch (Exception | LinkageError | AssertionError e) {
+      for (String p : new String[] {".p50", ".p95", ".p99", ".max", ".rate"}) {
+        rec.fail(key + p, e);
+      }
+      Bench.progress("  %s FAILED: %s", label, e);
+    }
+  }
+
+  private interface LatencyRun {
+    Latency.Result run(Scope scope) throws Exception;
   }
 
   private Scope scope() {
@@ -378,14 +375,16 @@ final class Workloads {
           }
         }
       }
-      if (o.runs("idle") && pg) {
+      if (o.runs("idle")) {
         r.row(
             "idle",
             d,
-            "engine, poll 500 ms (default, wake-ups listening)",
+            pg ? "engine, poll 500 ms (default, wake-ups listening)" : "engine, poll 500 ms",
             "statements/s",
             d + ".idle.engine.500");
         r.row("idle", d, "engine, poll 100 ms", "statements/s", d + ".idle.engine.100");
+      }
+      if (o.runs("idle") && pg) {
         r.row("idle", d, "db-scheduler, poll 100 ms", "statements/s", d + ".idle.dbscheduler");
       }
       if (o.runs("kafka") && pg) {

@@ -41,7 +41,8 @@ final class WakeUps {
   private static final int LISTEN_WAIT_MS = 500;
 
   private final DataSource dataSource;
-  private final String channel;
+  private final String table;
+  private volatile String channel;
   private final String replicaId;
   private final EngineListener listener;
   private final LoopHealth health;
@@ -60,7 +61,7 @@ final class WakeUps {
       EngineListener listener,
       Duration stuckAfter) {
     this.dataSource = dataSource;
-    this.channel = channelOf(table);
+    this.table = table;
     this.replicaId = replicaId;
     this.listener = listener;
     this.health = new LoopHealth("listener", stuckAfter, this::listenerAlive);
@@ -68,13 +69,28 @@ final class WakeUps {
     this.sender.setRemoveOnCancelPolicy(true);
   }
 
-  /** The channel of a ticket table: {@code lm_} plus the table name, schema dot as underscore. */
-  static String channelOf(String table) {
-    return "lm_" + table.toLowerCase(Locale.ROOT).replace('.', '_');
+  /**
+   * The channel of a ticket table: {@code lm_}, the schema the connection works in and the table
+   * name (schema-qualified names as they are), so engines on same-named tables in different schemas
+   * of one database do not wake each other. At most 63 characters, the rest hashed.
+   */
+  static String channelOf(String schema, String table) {
+    String qualified = table.contains(".") || schema == null ? table : schema + "." + table;
+    String name = "lm_" + qualified.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+    if (name.length() <= 63) {
+      return name;
+    }
+    String hash = Integer.toHexString(qualified.hashCode());
+    return name.substring(0, 62 - hash.length()) + "_" + hash;
   }
 
-  String channel() {
-    return channel;
+  private String channel(Connection c) throws SQLException {
+    String ch = channel;
+    if (ch == null) {
+      ch = channelOf(c.getSchema(), table);
+      channel = ch;
+    }
+    return ch;
   }
 
   /** Asks the other replicas to poll now; coalesced with requests of the next few ms. */
@@ -104,7 +120,7 @@ final class WakeUps {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      ps.setString(1, channel);
+      ps.setString(1, channel(c));
       ps.setString(2, replicaId);
       ps.execute();
       try {
@@ -114,7 +130,7 @@ final class WakeUps {
       }
     } catch (SQLException | RuntimeException e) {
       // the others poll anyway; a lost wake-up costs at most one poll interval
-      log.debug("event=notify_failed channel={} error={}", channel, e.toString());
+      log.debug("event=notify_failed table={} error={}", table, e.toString());
     }
   }
 
@@ -144,33 +160,43 @@ final class WakeUps {
       try (Connection c = dataSource.getConnection()) {
         listening = c;
         c.setAutoCommit(true);
+        Method get = notificationsMethod(c);
+        Object pg = c.unwrap(get.getDeclaringClass());
+        if (!get.getDeclaringClass().isInstance(pg)) {
+          throw new NotListening(
+              "the data source's connections do not unwrap to the PostgreSQL driver's connection");
+        }
+        String ch = channel(c);
         try (Statement st = c.createStatement()) {
           st.execute("SET application_name = '" + applicationName() + "'");
-          st.execute("LISTEN " + channel);
+          st.execute("LISTEN " + ch);
         }
-        log.info("event=listening channel={} replica={}", channel, replicaId);
+        log.info("event=listening channel={} replica={}", ch, replicaId);
         if (!first) {
           wake.run(); // what was notified while the connection was down
         }
         first = false;
-        backoff = 100;
-        Method get = notificationsMethod(c);
-        Object pg = c.unwrap(get.getDeclaringClass());
         while (running) {
           Object[] notes = (Object[]) get.invoke(pg, LISTEN_WAIT_MS);
           health.success();
+          backoff = 100; // reset only once the connection has really worked
           if (notes != null && fromOthers(notes)) {
             wake.run();
           }
         }
+      } catch (NotListening e) {
+        // nothing a reconnect can cure: poll as without wake-ups
+        log.warn("event=wake_ups_off replica={} reason={}", replicaId, e.getMessage());
+        listenerThread = null;
+        return;
       } catch (Throwable e) {
         if (!running) {
           return;
         }
         health.failure(e);
         log.warn(
-            "event=listen_connection_lost channel={} retry_in_ms={} error={}",
-            channel,
+            "event=listen_connection_lost table={} retry_in_ms={} error={}",
+            table,
             backoff,
             LeaseRenewer.describe(e));
         try {
@@ -182,6 +208,13 @@ final class WakeUps {
       } finally {
         listening = null;
       }
+    }
+  }
+
+  /** The listening connection cannot be made to work with this data source. */
+  private static final class NotListening extends RuntimeException {
+    NotListening(String message) {
+      super(message);
     }
   }
 
@@ -215,7 +248,7 @@ final class WakeUps {
         // try the next loader
       }
     }
-    throw new IllegalStateException(
+    throw new NotListening(
         "wake-ups need the PostgreSQL JDBC driver's PGConnection; turn them off with"
             + " wakeUps(false) for this data source");
   }
