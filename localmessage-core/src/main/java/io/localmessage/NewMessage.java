@@ -10,9 +10,11 @@ import java.util.regex.Pattern;
 
 /**
  * A ticket to save. Build one with {@link #action} or {@link #event}. Field limits follow the
- * schema (DESIGN section 2); a value that does not fit is rejected at {@link Builder#build()} with
- * a message that names the field, so nothing half-valid ever reaches the database. The payload size
- * limit is the engine's ({@link LocalMessagesBuilder#maxPayloadBytes(int)}), checked at save.
+ * schema; a value that does not fit is rejected at {@link Builder#build()} with a message that
+ * names the field, so nothing half-valid ever reaches the database. Every text (keys, destination,
+ * header names and values) must be storable text: U+0000 and unpaired surrogate characters are
+ * refused. The payload size limit is the engine's ({@link
+ * LocalMessagesBuilder#maxPayloadBytes(int)}), checked at save.
  */
 public final class NewMessage {
   public static final int MAX_BIZ_TYPE_LENGTH = 64;
@@ -119,6 +121,18 @@ public final class NewMessage {
       throw new IllegalArgumentException(
           field + " is " + value.length() + " characters, longer than the limit " + maxLength);
     }
+    return checkStorable(field, value);
+  }
+
+  /**
+   * Refuses U+0000 and lone surrogates: PostgreSQL rejects the first inside the statement, which
+   * aborts the caller's whole transaction, and neither can be stored faithfully anywhere.
+   */
+  private static String checkStorable(String field, String value) {
+    String why = io.localmessage.internal.Texts.unstorable(value);
+    if (why != null) {
+      throw new IllegalArgumentException(field + " " + why);
+    }
     return value;
   }
 
@@ -183,9 +197,14 @@ public final class NewMessage {
       return this;
     }
 
+    /**
+     * Adds a header. Names and values must be text: U+0000 and lone surrogates are refused (encode
+     * binary values, e.g. as Base64).
+     */
     public Builder header(String name, String value) {
       checkText("header name", name, 128);
       Objects.requireNonNull(value, () -> "header '" + name + "' value must not be null");
+      checkStorable("header '" + name + "' value", value);
       headers.put(name, value);
       return this;
     }

@@ -97,6 +97,27 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
                       app);
               return now != 0 && now != before;
             });
+    // the killed connection did not go back to the pool: every connection it hands out works
+    List<java.sql.Connection> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < 12; i++) {
+        java.sql.Connection c = ds.getConnection();
+        held.add(c);
+        try (java.sql.Statement st = c.createStatement()) {
+          st.execute("SELECT 1");
+        }
+      }
+    } catch (java.sql.SQLException e) {
+      throw new AssertionError("a pooled connection is broken after the listener's was killed", e);
+    } finally {
+      for (java.sql.Connection c : held) {
+        try {
+          c.close();
+        } catch (java.sql.SQLException ignored) {
+          // closing
+        }
+      }
+    }
     LocalMessages producer = fx.build(fx.builder().replicaId("producer"));
     producer.inTransaction(c -> producer.save(c, action("t.w", "after-reconnect")));
     await().atMost(Duration.ofSeconds(2)).until(() -> ran.get() == 1);

@@ -1,6 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.TicketInFlightException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,7 +14,11 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(
     name = "cancel",
-    description = "Cancel PENDING or DEAD tickets: no more tries, nothing undone.")
+    description = {
+      "Cancel PENDING or DEAD tickets: no more tries, nothing undone.",
+      "A ticket being delivered right now is refused (exit code 4): pause its type or wait for"
+          + " the outcome, then cancel."
+    })
 final class CancelCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
@@ -28,18 +33,33 @@ final class CancelCommand implements Callable<Integer> {
     try (LocalMessages lm = root.open()) {
       List<Long> canceled = new ArrayList<>();
       List<Long> skipped = new ArrayList<>();
+      List<Map<String, Object>> refused = new ArrayList<>();
+      StringBuilder text = new StringBuilder();
       for (Long id : ids) {
-        (lm.admin().cancel(id, root.operator, reason) ? canceled : skipped).add(id);
+        try {
+          (lm.admin().cancel(id, root.operator, reason) ? canceled : skipped).add(id);
+        } catch (TicketInFlightException e) {
+          Map<String, Object> r = new LinkedHashMap<>();
+          r.put("id", id);
+          r.put("reason", e.getMessage());
+          refused.add(r);
+          text.append(System.lineSeparator()).append("refused: ").append(e.getMessage());
+        }
       }
       Map<String, Object> json = new LinkedHashMap<>();
       json.put("canceled", canceled);
       json.put("skipped", skipped);
+      json.put("refused", refused);
       root.output()
           .message(
               "canceled "
                   + canceled
-                  + (skipped.isEmpty() ? "" : "; not found or not PENDING/DEAD: " + skipped),
+                  + (skipped.isEmpty() ? "" : "; not found or not PENDING/DEAD: " + skipped)
+                  + text,
               json);
+      if (!refused.isEmpty()) {
+        return ExitCodes.IN_FLIGHT;
+      }
       return skipped.isEmpty() ? ExitCodes.OK : ExitCodes.NOTHING_MATCHED;
     }
   }

@@ -16,5 +16,11 @@ public final class ExitCodes {
   /** The database could not be reached or a statement failed. */
   public static final int DATABASE = 3;
 
+  /**
+   * Refused because a ticket is being delivered right now (a replica holds its lease): pause the
+   * type or wait for the outcome, then run the command again.
+   */
+  public static final int IN_FLIGHT = 4;
+
   private ExitCodes() {}
 }

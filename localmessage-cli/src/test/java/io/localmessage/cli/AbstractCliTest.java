@@ -149,6 +149,39 @@ abstract class AbstractCliTest {
   }
 
   @Test
+  void cancelOfATicketInFlightIsRefusedWithTheReasonAndTheOthersAreCanceled() throws Exception {
+    java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    LocalMessages worker = fx.build(fx.builder().replicaId("worker-3"));
+    worker.register(
+        "slow.op",
+        m -> {
+          running.countDown();
+          release.await();
+        },
+        EngineFixture.config().build());
+    long busy = fx.save(worker, NewMessage.action("slow.op", "busy").build()).id();
+    worker.start();
+    try {
+      assertThat(running.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      Result r =
+          cli("cancel", Long.toString(busy), Long.toString(dead.get(1)), "--reason", "refunded");
+      assertThat(r.code()).isEqualTo(ExitCodes.IN_FLIGHT);
+      assertThat(r.err()).isEmpty();
+      assertThat(r.out())
+          .contains("canceled [" + dead.get(1) + "]")
+          .contains("refused: ticket " + busy)
+          .contains("worker-3")
+          .contains("pause the type or wait for the outcome");
+      assertThat(lm.admin().get(busy).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
+      assertThat(lm.admin().get(dead.get(1)).orElseThrow().status())
+          .isEqualTo(MessageStatus.CANCELED);
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
   void cancelPauseResume() {
     Result r = cli("cancel", Long.toString(dead.get(2)), "999999", "--reason", "refunded");
     assertThat(r.code()).isEqualTo(ExitCodes.NOTHING_MATCHED);

@@ -314,6 +314,31 @@ class ConsoleSecurityTest {
   }
 
   @Test
+  void cancelOfATicketInFlightShowsWhyItWasRefused() {
+    long busy =
+        lm.inTransaction(c -> lm.save(c, NewMessage.action("report.build", "r-busy").build())).id();
+    // a replica holds a live lease on it: claimed, its lease ending in an hour
+    Sql.update(
+        sql,
+        "UPDATE local_message SET lease_owner = 'replica-9', attempts = 1,"
+            + " next_retry_at = now() + interval '1 hour' WHERE id = ?",
+        busy);
+    Http admin = client().basic(ConsoleApp.ADMIN, ConsoleApp.ADMIN_PASSWORD);
+    String csrf = Http.csrf(admin.get("/localmessage/tickets/" + busy).body());
+    HttpResponse<String> cancel =
+        admin.post(
+            "/localmessage/actions/cancel", "_csrf", csrf, "id", "" + busy, "reason", "obsolete");
+    assertThat(cancel.statusCode()).isEqualTo(409);
+    assertThat(cancel.body())
+        .contains("In flight")
+        .contains("ticket " + busy)
+        .contains("replica-9")
+        .contains("pause the type or wait for the outcome");
+    assertThat(lm.admin().get(busy).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(lm.admin().audit(busy)).isEmpty();
+  }
+
+  @Test
   void auditEntriesCarryThePrincipalsName() {
     long other =
         lm.inTransaction(c -> lm.save(c, NewMessage.action("report.build", "r-1").build())).id();

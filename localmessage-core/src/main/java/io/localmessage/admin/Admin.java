@@ -24,10 +24,20 @@ public interface Admin {
   /**
    * Cancels a PENDING or DEAD ticket: no further tries, nothing undone. Returns false when the
    * ticket does not exist or is SUCCEEDED/CANCELED.
+   *
+   * @throws io.localmessage.TicketInFlightException when a replica holds a live lease on the ticket
+   *     (it is being delivered right now): the delivery under way cannot be stopped, and for an
+   *     ordered type the next ticket of the aggregate would start beside it. Pause the type or wait
+   *     for the outcome, then cancel.
    */
   boolean cancel(long id, String operator, String reason);
 
-  /** Puts DEAD tickets back to PENDING, due now, attempts reset. Returns how many moved. */
+  /**
+   * Puts DEAD tickets back to PENDING, due now, attempts reset; a requeued ticket's age, which the
+   * type's {@code maxAge} limits, counts from the requeue. Any number of ids may be given: they are
+   * requeued in transactions of at most 1,000, each committed (and audited) on its own, so a
+   * failure part-way leaves the earlier ones requeued. Returns how many moved.
+   */
   int requeueDead(Collection<Long> ids, String operator, String reason);
 
   /** Requeues every DEAD ticket of {@code bizType}, in batches. Returns how many moved. */
@@ -54,8 +64,10 @@ public interface Admin {
   List<AuditEntry> audit(long ticketId);
 
   /**
-   * Deletes tickets in terminal {@code status} last updated more than {@code olderThan} ago, in
-   * statements of at most the engine's purge batch size. Returns how many were deleted.
+   * Deletes tickets in terminal {@code status} last updated more than {@code olderThan} ago, one
+   * biz type after the other, in statements of at most the engine's purge batch size, each its own
+   * short transaction served by an index (it never scans the table or locks the PENDING tickets
+   * workers claim). Returns how many were deleted.
    */
   int purge(MessageStatus status, Duration olderThan);
 

@@ -140,5 +140,9 @@ public final class Inbox {
       throw new IllegalArgumentException(
           field + " is " + value.length() + " characters, longer than the limit " + max);
     }
+    String why = io.localmessage.internal.Texts.unstorable(value);
+    if (why != null) {
+      throw new IllegalArgumentException(field + " " + why);
+    }
   }
 }

@@ -2,6 +2,7 @@ package io.localmessage.internal;
 
 import io.localmessage.MessageStatus;
 import io.localmessage.NewMessage;
+import io.localmessage.TicketInFlightException;
 import io.localmessage.admin.Admin;
 import io.localmessage.admin.AuditEntry;
 import io.localmessage.admin.TicketView;
@@ -20,6 +21,7 @@ import org.slf4j.LoggerFactory;
 final class AdminImpl implements Admin {
   private static final Logger log = LoggerFactory.getLogger(AdminImpl.class);
   private static final int MAX_REASON = 512;
+  private static final int MAX_OPERATOR = 128;
 
   private final TicketStore store;
   private final int batchSize;
@@ -34,17 +36,21 @@ final class AdminImpl implements Admin {
   @Override
   public void pause(String bizType, String operator, String reason) {
     NewMessage.checkBizType(bizType);
-    store.setPaused(bizType, true, operator(operator), reason(reason));
+    String op = operator(operator);
+    String why = reason(reason);
+    store.setPaused(bizType, true, op, why);
     onPauseChange.run();
-    log.info("event=paused biz_type={} operator={} reason={}", bizType, operator, reason);
+    log.info("event=paused biz_type={} operator={} reason={}", bizType, op, why);
   }
 
   @Override
   public void resume(String bizType, String operator, String reason) {
     NewMessage.checkBizType(bizType);
-    store.setPaused(bizType, false, operator(operator), reason(reason));
+    String op = operator(operator);
+    String why = reason(reason);
+    store.setPaused(bizType, false, op, why);
     onPauseChange.run();
-    log.info("event=resumed biz_type={} operator={} reason={}", bizType, operator, reason);
+    log.info("event=resumed biz_type={} operator={} reason={}", bizType, op, why);
   }
 
   @Override
@@ -54,8 +60,21 @@ final class AdminImpl implements Admin {
 
   @Override
   public boolean cancel(long id, String operator, String reason) {
-    boolean moved = store.cancel(id, operator(operator), reason(reason));
-    log.info("event=cancel id={} moved={} operator={} reason={}", id, moved, operator, reason);
+    String op = operator(operator);
+    String why = reason(reason);
+    boolean moved;
+    try {
+      moved = store.cancel(id, op, why);
+    } catch (TicketInFlightException e) {
+      log.info(
+          "event=cancel_refused id={} lease_owner={} lease_end={} operator={}",
+          id,
+          e.leaseOwner(),
+          e.leaseEnd(),
+          op);
+      throw e;
+    }
+    log.info("event=cancel id={} moved={} operator={} reason={}", id, moved, op, why);
     return moved;
   }
 
@@ -64,20 +83,13 @@ final class AdminImpl implements Admin {
     Objects.requireNonNull(ids, "ids");
     String op = operator(operator);
     String why = reason(reason);
-    int moved = 0;
-    List<Long> all = new ArrayList<>(ids);
-    for (int i = 0; i < all.size(); i += batchSize) {
-      moved += store.requeueDead(all.subList(i, Math.min(all.size(), i + batchSize)), op, why);
-    }
+    // the store works through the ids in bounded chunks, whatever the purge batch size
+    int moved = store.requeueDead(new ArrayList<>(ids), op, why);
     if (moved > 0) {
       onPauseChange.run(); // wakes this replica and the others for the requeued tickets
     }
     log.info(
-        "event=requeue requested={} moved={} operator={} reason={}",
-        ids.size(),
-        moved,
-        operator,
-        reason);
+        "event=requeue requested={} moved={} operator={} reason={}", ids.size(), moved, op, why);
     return moved;
   }
 
@@ -108,11 +120,7 @@ final class AdminImpl implements Admin {
       onPauseChange.run();
     }
     log.info(
-        "event=requeue_all biz_type={} moved={} operator={} reason={}",
-        bizType,
-        moved,
-        operator,
-        reason);
+        "event=requeue_all biz_type={} moved={} operator={} reason={}", bizType, moved, op, why);
     return moved;
   }
 
@@ -191,10 +199,14 @@ final class AdminImpl implements Admin {
     return limit;
   }
 
+  /** Checked, then sanitized: the name goes into the audit table as it is written here. */
   private static String operator(String operator) {
-    if (operator == null || operator.isBlank() || operator.length() > 128) {
+    String clean = Texts.sanitize(operator, MAX_OPERATOR);
+    if (clean == null || clean.isBlank() || operator.length() > MAX_OPERATOR) {
       throw new IllegalArgumentException(
-          "operator must be a non-blank name of at most 128 characters, was '"
+          "operator must be a non-blank name of at most "
+              + MAX_OPERATOR
+              + " characters, was '"
               + Printable.escape(operator)
               + "'");
     }
@@ -203,11 +215,12 @@ final class AdminImpl implements Admin {
       throw new IllegalArgumentException(
           "operator '" + Printable.escape(operator) + "' " + bad + ": names are printed in audits");
     }
-    return operator;
+    return clean;
   }
 
   private static String reason(String reason) {
-    if (reason == null || reason.isBlank()) {
+    String clean = Texts.sanitize(reason, MAX_REASON);
+    if (clean == null || clean.isBlank()) {
       throw new IllegalArgumentException("a reason is required for operator actions");
     }
     if (reason.length() > MAX_REASON) {
@@ -221,6 +234,6 @@ final class AdminImpl implements Admin {
               + bad
               + ": line breaks, control and bidirectional characters are not allowed in audits");
     }
-    return reason;
+    return clean;
   }
 }

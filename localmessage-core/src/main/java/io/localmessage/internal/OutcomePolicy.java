@@ -109,7 +109,7 @@ final class OutcomePolicy {
       return false;
     }
     Duration ageAtNextTry =
-        Duration.between(row.createdAt(), row.dbNow()).plus(handlerTime).plus(delay);
+        Duration.between(row.ageFrom(), row.dbNow()).plus(handlerTime).plus(delay);
     return ageAtNextTry.compareTo(config.maxAge()) > 0;
   }
 

@@ -157,7 +157,10 @@ final class WakeUps {
     long backoff = 100;
     boolean first = true;
     while (running) {
-      try (Connection c = dataSource.getConnection()) {
+      Connection c = null;
+      boolean broken = false;
+      try {
+        c = dataSource.getConnection();
         listening = c;
         c.setAutoCommit(true);
         Method get = notificationsMethod(c);
@@ -185,11 +188,13 @@ final class WakeUps {
           }
         }
       } catch (NotListening e) {
+        broken = false;
         // nothing a reconnect can cure: poll as without wake-ups
         log.warn("event=wake_ups_off replica={} reason={}", replicaId, e.getMessage());
         listenerThread = null;
         return;
       } catch (Throwable e) {
+        broken = true;
         if (!running) {
           return;
         }
@@ -207,7 +212,38 @@ final class WakeUps {
         backoff = Math.min(5000, backoff * 2);
       } finally {
         listening = null;
+        giveBack(c, broken);
       }
+    }
+  }
+
+  /**
+   * Returns the listening connection to the pool in the state it was handed out: not listening and
+   * without its application name. A broken one is used once through the pool's own wrapper first,
+   * so the pool sees the failure and discards it (the waits above talk to the driver directly, past
+   * the pool), and never reaches another borrower.
+   */
+  private void giveBack(Connection c, boolean broken) {
+    if (c == null) {
+      return;
+    }
+    try (Statement st = c.createStatement()) {
+      st.execute("UNLISTEN *");
+      st.execute("RESET application_name");
+    } catch (SQLException | RuntimeException e) {
+      if (!broken) {
+        log.debug("event=listener_reset_failed error={}", e.toString());
+      }
+      try {
+        c.abort(Runnable::run);
+      } catch (SQLException | RuntimeException ignored) {
+        // already gone
+      }
+    }
+    try {
+      c.close();
+    } catch (SQLException | RuntimeException ignored) {
+      // already gone
     }
   }
 

@@ -49,7 +49,7 @@ final class Columns {
 
   /**
    * The columns a claim reads, with the table alias {@code a}; the dialect appends the database
-   * clock as the 13th column and the lease owner before the claim as the 14th.
+   * clock as the 14th column and the lease owner before the claim as the 15th.
    */
   static String claimed(String a) {
     return a
@@ -75,7 +75,11 @@ final class Columns {
         + a
         + ".version, "
         + a
-        + ".created_at";
+        + ".created_at, COALESCE("
+        + a
+        + ".requeued_at, "
+        + a
+        + ".created_at)";
   }
 
   /**
@@ -96,7 +100,8 @@ final class Columns {
         rs.getInt(10),
         rs.getLong(11) + bump,
         d.readInstant(rs, 12),
-        d.readInstant(rs, 13),
-        rs.getString(14) != null);
+        d.readInstant(rs, 14),
+        rs.getString(15) != null,
+        d.readInstant(rs, 13));
   }
 }

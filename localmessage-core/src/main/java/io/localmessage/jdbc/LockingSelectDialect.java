@@ -146,7 +146,8 @@ abstract class LockingSelectDialect extends Dialect {
         r.version(),
         r.createdAt(),
         r.dbNow(),
-        r.leaseExpired());
+        r.leaseExpired(),
+        r.ageFrom());
   }
 
   private void markClaimed(

@@ -72,6 +72,21 @@ public final class MySqlDialect extends LockingSelectDialect {
     }
   }
 
+  /**
+   * A locking read: InnoDB's REPEATABLE READ snapshot of a transaction that read anything before
+   * cannot see a duplicate committed since, but a locking read sees the latest committed row. The
+   * insert that found the duplicate already holds a lock on that row, so this one adds no waiting.
+   */
+  @Override
+  public long existingId(Connection c, String table, String bizType, String idemKey)
+      throws SQLException {
+    return firstId(
+        c,
+        "SELECT id FROM " + table + " WHERE biz_type = ? AND idem_key = ? LOCK IN SHARE MODE",
+        bizType,
+        idemKey);
+  }
+
   @Override
   public boolean insertInboxIfAbsent(Connection c, String inbox, String consumer, String id)
       throws SQLException {

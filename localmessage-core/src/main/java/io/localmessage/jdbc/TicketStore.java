@@ -3,6 +3,7 @@ package io.localmessage.jdbc;
 import io.localmessage.MessageKind;
 import io.localmessage.MessageStatus;
 import io.localmessage.StoreException;
+import io.localmessage.TicketInFlightException;
 import io.localmessage.admin.AuditEntry;
 import io.localmessage.admin.TicketView;
 import io.localmessage.admin.TypeStats;
@@ -12,14 +13,10 @@ import io.localmessage.spi.ClaimedRow;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.TicketRow;
 import io.localmessage.spi.Transition;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,6 +43,9 @@ public final class TicketStore {
 
   /** Tickets moved to DEAD per sweep; the next sweep takes the rest. */
   private static final int EXPIRE_BATCH = 500;
+
+  /** Ids per operator statement: far below every database's bind-parameter limit. */
+  public static final int OPERATOR_CHUNK = 1000;
 
   private final DataSource dataSource;
   private final Dialect dialect;
@@ -82,62 +82,37 @@ public final class TicketStore {
     return schemaDdl(dialect, table, inboxTable);
   }
 
-  /** The DDL of {@code dialect} with the given table names. */
+  /** The DDL of {@code dialect} with the given table names: every schema step, in order. */
   public static String schemaDdl(Dialect dialect, String table, String inboxTable) {
-    String resource = dialect.schemaResource();
-    try (InputStream in = TicketStore.class.getClassLoader().getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException("schema resource " + resource + " is missing");
-      }
-      String ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      // index and constraint names derive from the table names, so two engines with different
-      // tables can share a schema; a schema prefix applies to table names only
-      String bare = table.contains(".") ? table.substring(table.indexOf('.') + 1) : table;
-      String bareInbox =
-          inboxTable.contains(".") ? inboxTable.substring(inboxTable.indexOf('.') + 1) : inboxTable;
-      return ddl.replaceAll("(ix|uk)_local_message", "$1_" + bare)
-          .replaceAll("(ix)_local_inbox", "$1_" + bareInbox)
-          .replace("local_message", table)
-          .replace("local_inbox", inboxTable);
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot read schema resource " + resource, e);
-    }
+    String ddl = SchemaScripts.coreDdl(dialect);
+    // index and constraint names derive from the table names, so two engines with different
+    // tables can share a schema; a schema prefix applies to table names only
+    String bare = table.contains(".") ? table.substring(table.indexOf('.') + 1) : table;
+    String bareInbox =
+        inboxTable.contains(".") ? inboxTable.substring(inboxTable.indexOf('.') + 1) : inboxTable;
+    return ddl.replaceAll("(ix|uk)_local_message", "$1_" + bare)
+        .replaceAll("(ix)_local_inbox", "$1_" + bareInbox)
+        .replace("local_message", table)
+        .replace("local_inbox", inboxTable);
   }
 
-  /** Creates the tables and indexes that are missing. */
+  /**
+   * Creates the tables and indexes that are missing and brings existing ones up to the latest
+   * schema step (the same changes a migration tool applies from the shipped scripts).
+   */
   public void createSchema() {
-    String ddl = schemaDdl();
-    try (Connection c = dataSource.getConnection();
-        Statement st = c.createStatement()) {
-      for (String sql : splitStatements(ddl)) {
-        st.execute(sql);
-      }
+    try (Connection c = dataSource.getConnection()) {
+      SchemaScripts.apply(c, splitStatements(schemaDdl()));
       if (!c.getAutoCommit()) {
         c.commit();
       }
     } catch (SQLException e) {
-      throw new StoreException("creating the localmessage schema failed", e);
+      throw new StoreException("creating the localmessage schema failed: " + e.getMessage(), e);
     }
   }
 
   static List<String> splitStatements(String ddl) {
-    List<String> out = new ArrayList<>();
-    StringBuilder current = new StringBuilder();
-    for (String line : ddl.split("\n")) {
-      String trimmed = line.strip();
-      if (trimmed.startsWith("--") || trimmed.isEmpty()) {
-        continue;
-      }
-      int comment = line.indexOf("--");
-      current.append(comment >= 0 ? line.substring(0, comment) : line).append('\n');
-      if (trimmed.endsWith(";")
-          || (comment >= 0 && line.substring(0, comment).strip().endsWith(";"))) {
-        String sql = current.toString().strip();
-        out.add(sql.substring(0, sql.length() - 1));
-        current.setLength(0);
-      }
-    }
-    return out;
+    return SchemaScripts.split(ddl);
   }
 
   // ---------------------------------------------------------------- save
@@ -147,16 +122,12 @@ public final class TicketStore {
     return dialect.insertIfAbsent(c, table, row);
   }
 
-  /** The id of the ticket with this key, or -1. */
+  /**
+   * The id of the ticket with this key, or -1, as the latest committed state (and the caller's own
+   * writes) show it, whatever the age of the caller's snapshot.
+   */
   public long findId(Connection c, String bizType, String idemKey) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT id FROM " + table + " WHERE biz_type = ? AND idem_key = ?")) {
-      ps.setString(1, bizType);
-      ps.setString(2, idemKey);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : -1L;
-      }
-    }
+    return dialect.existingId(c, table, bizType, idemKey);
   }
 
   // ---------------------------------------------------------------- worker
@@ -335,20 +306,45 @@ public final class TicketStore {
         "pausing/resuming " + bizType);
   }
 
-  /** Cancels a PENDING or DEAD ticket; returns whether it moved. */
+  /**
+   * Cancels a PENDING or DEAD ticket; returns whether it moved. Refuses a ticket with a live lease
+   * (PENDING, claimed, lease end after the database's now) with a {@link TicketInFlightException}.
+   * The cancel sets {@code next_retry_at} to its own time, as every terminal transition does, so
+   * the purge finds it through the due index.
+   */
   public boolean cancel(long id, String operator, String reason) {
     return inTransaction(
         c -> {
-          String bizType = lockIfStatus(c, id, "0, 2");
-          if (bizType == null) {
-            return false;
+          String bizType;
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT biz_type, status, lease_owner, next_retry_at,"
+                      + " CASE WHEN next_retry_at > "
+                      + dialect.now()
+                      + " THEN 1 ELSE 0 END FROM "
+                      + table
+                      + " WHERE id = ? AND status IN (0, 2) FOR UPDATE")) {
+            ps.setLong(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return false;
+              }
+              bizType = rs.getString(1);
+              String owner = rs.getString(3);
+              boolean live = rs.getInt(2) == 0 && owner != null && rs.getInt(5) == 1;
+              if (live) {
+                throw new TicketInFlightException(id, owner, dialect.readInstant(rs, 4));
+              }
+            }
           }
           try (PreparedStatement ps =
               c.prepareStatement(
                   "UPDATE "
                       + table
-                      + " SET status = 3,"
-                      + " version = version + 1, lease_owner = NULL, updated_at = "
+                      + " SET status = 3, version = version + 1, lease_owner = NULL,"
+                      + " next_retry_at = "
+                      + dialect.now()
+                      + ", updated_at = "
                       + dialect.now()
                       + " WHERE id = ? AND status IN (0, 2)")) {
             ps.setLong(1, id);
@@ -360,58 +356,101 @@ public final class TicketStore {
         "cancelling ticket " + id);
   }
 
-  /** Requeues the DEAD tickets among {@code ids}; returns how many moved. */
+  /**
+   * Requeues the DEAD tickets among {@code ids}; returns how many moved. Works through the ids in
+   * transactions of at most {@value #OPERATOR_CHUNK}, so no statement comes near the bind-parameter
+   * limits (65,535 on PostgreSQL and MySQL) however many ids are given. A requeued ticket's age,
+   * which {@code maxAge} limits, counts from the requeue ({@code requeued_at}).
+   */
   public int requeueDead(Collection<Long> ids, String operator, String reason) {
-    if (ids.isEmpty()) {
+    List<Long> all = new ArrayList<>(ids);
+    int moved = 0;
+    for (int i = 0; i < all.size(); i += OPERATOR_CHUNK) {
+      List<Long> chunk = all.subList(i, Math.min(all.size(), i + OPERATOR_CHUNK));
+      moved +=
+          inTransaction(c -> requeueChunk(c, chunk, operator, reason), "requeueing dead tickets");
+    }
+    return moved;
+  }
+
+  private int requeueChunk(Connection c, List<Long> ids, String operator, String reason)
+      throws SQLException {
+    Map<Long, String> dead = new TreeMap<>();
+    String select =
+        "SELECT id, biz_type FROM "
+            + table
+            + " WHERE "
+            + idIn(ids.size())
+            + " AND status = 2 FOR UPDATE";
+    try (PreparedStatement ps = c.prepareStatement(select)) {
+      bindIds(c, ps, 1, ids);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          dead.put(rs.getLong(1), rs.getString(2));
+        }
+      }
+    }
+    if (dead.isEmpty()) {
       return 0;
     }
-    return inTransaction(
-        c -> {
-          Map<Long, String> dead = new TreeMap<>();
-          String select =
-              "SELECT id, biz_type FROM "
-                  + table
-                  + " WHERE id IN ("
-                  + LockingSelectDialect.placeholders(ids.size())
-                  + ") AND status = 2 FOR UPDATE";
-          try (PreparedStatement ps = c.prepareStatement(select)) {
-            int p = 1;
-            for (Long id : ids) {
-              ps.setLong(p++, id);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                dead.put(rs.getLong(1), rs.getString(2));
-              }
-            }
-          }
-          if (dead.isEmpty()) {
-            return 0;
-          }
-          String update =
-              "UPDATE "
-                  + table
-                  + " SET status = 0, attempts = 0, version = version + 1,"
-                  + " next_retry_at = "
-                  + dialect.now()
-                  + ", lease_owner = NULL, updated_at = "
-                  + dialect.now()
-                  + " WHERE id IN ("
-                  + LockingSelectDialect.placeholders(dead.size())
-                  + ") AND status = 2";
-          try (PreparedStatement ps = c.prepareStatement(update)) {
-            int p = 1;
-            for (Long id : dead.keySet()) {
-              ps.setLong(p++, id);
-            }
-            ps.executeUpdate();
-          }
-          for (Map.Entry<Long, String> e : dead.entrySet()) {
-            audit(c, e.getKey(), e.getValue(), "REQUEUE", operator, reason);
-          }
-          return dead.size();
-        },
-        "requeueing dead tickets");
+    String update =
+        "UPDATE "
+            + table
+            + " SET status = 0, attempts = 0, version = version + 1,"
+            + " next_retry_at = "
+            + dialect.now()
+            + ", requeued_at = "
+            + dialect.now()
+            + ", lease_owner = NULL, updated_at = "
+            + dialect.now()
+            + " WHERE "
+            + idIn(dead.size())
+            + " AND status = 2";
+    try (PreparedStatement ps = c.prepareStatement(update)) {
+      bindIds(c, ps, 1, dead.keySet());
+      ps.executeUpdate();
+    }
+    // one audit row per ticket, written by one statement rather than one round trip each
+    String audit =
+        "INSERT INTO "
+            + auditTable
+            + " (ticket_id, biz_type, action, operator, reason, at) SELECT id, biz_type,"
+            + " 'REQUEUE', ?, ?, "
+            + dialect.now()
+            + " FROM "
+            + table
+            + " WHERE "
+            + idIn(dead.size());
+    try (PreparedStatement ps = c.prepareStatement(audit)) {
+      ps.setString(1, operator);
+      ps.setString(2, reason);
+      bindIds(c, ps, 3, dead.keySet());
+      ps.executeUpdate();
+    }
+    return dead.size();
+  }
+
+  /**
+   * {@code id IN (?, ...)}, or on PostgreSQL {@code id = ANY(?)} with one array: a list of bound
+   * parameters gets a generic plan that, on a table without fresh statistics, scans the whole table
+   * and compares every row with every id; an array keeps it on the primary key.
+   */
+  private String idIn(int n) {
+    return dialect instanceof PostgresDialect
+        ? "id = ANY(?)"
+        : "id IN (" + LockingSelectDialect.placeholders(n) + ")";
+  }
+
+  private void bindIds(Connection c, PreparedStatement ps, int first, Collection<Long> ids)
+      throws SQLException {
+    if (dialect instanceof PostgresDialect) {
+      ps.setArray(first, c.createArrayOf("int8", ids.toArray()));
+      return;
+    }
+    int p = first;
+    for (Long id : ids) {
+      ps.setLong(p++, id);
+    }
   }
 
   /** Ids of DEAD tickets of a type, oldest first. */
@@ -598,24 +637,58 @@ public final class TicketStore {
     }
   }
 
-  /** Deletes terminal tickets of {@code status} (and of {@code bizType} unless null) in batches. */
+  /**
+   * Deletes terminal tickets of {@code status} last updated more than {@code olderThan} ago, of
+   * {@code bizType} or, when it is null, of every type present (one type after the other), in
+   * statements of at most {@code batchSize} rows, each its own short transaction at READ COMMITTED.
+   * Every statement is served by the due index {@code (biz_type, status, next_retry_at)}: every
+   * terminal transition sets {@code next_retry_at} to its own time, so the range {@code
+   * next_retry_at < cutoff} holds every candidate and {@code updated_at} decides. Without a type
+   * the types are found by one index probe each, never by a table scan, and no statement takes gap
+   * locks that the claims of PENDING tickets would wait for.
+   */
   public int purge(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
+    if (bizType != null) {
+      return purgeType(status, bizType, olderThan, batchSize);
+    }
+    int total = 0;
+    for (String type = nextBizType(null); type != null; type = nextBizType(type)) {
+      total += purgeType(status, type, olderThan, batchSize);
+    }
+    return total;
+  }
+
+  private int purgeType(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
+    String cutoff = dialect.plusMillis(dialect.now());
     String condition =
-        (bizType == null ? "" : "biz_type = ? AND ")
-            + "status = ? AND updated_at < "
-            + dialect.plusMillis(dialect.now());
+        "biz_type = ? AND status = ? AND next_retry_at < " + cutoff + " AND updated_at < " + cutoff;
     return deleteInBatches(
         dialect.deleteBatchSql(table, "id", condition),
         batchSize,
         ps -> {
-          int p = 1;
-          if (bizType != null) {
-            ps.setString(p++, bizType);
-          }
-          ps.setInt(p++, status.code());
-          ps.setLong(p, -olderThan.toMillis());
+          ps.setString(1, bizType);
+          ps.setInt(2, status.code());
+          ps.setLong(3, -olderThan.toMillis());
+          ps.setLong(4, -olderThan.toMillis());
         },
-        "purging " + status + " tickets");
+        "purging " + status + " tickets of " + bizType);
+  }
+
+  /** The smallest biz type above {@code after} (null: the smallest), by one index probe. */
+  private String nextBizType(String after) {
+    String sql =
+        "SELECT MIN(biz_type) FROM " + table + (after == null ? "" : " WHERE biz_type > ?");
+    try (Connection c = autocommitConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      if (after != null) {
+        ps.setString(1, after);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    } catch (SQLException e) {
+      throw new StoreException("listing biz types failed: " + e.getMessage(), e);
+    }
   }
 
   public int purgeInbox(Duration olderThan, int batchSize) {
@@ -629,61 +702,69 @@ public final class TicketStore {
 
   private int deleteInBatches(String sql, int batchSize, Binder binder, String what) {
     int total = 0;
-    try (Connection c = autocommitConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      int limitIndex = (int) sql.chars().filter(ch -> ch == '?').count();
-      while (true) {
-        binder.bind(ps);
-        ps.setInt(limitIndex, batchSize);
-        int n = ps.executeUpdate();
-        total += n;
-        if (n < batchSize) {
-          return total;
+    try (Connection c = autocommitConnection()) {
+      // InnoDB's REPEATABLE READ would take gap locks around every range the delete scans
+      int isolation = c.getTransactionIsolation();
+      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      }
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        int limitIndex = (int) sql.chars().filter(ch -> ch == '?').count();
+        while (true) {
+          binder.bind(ps);
+          ps.setInt(limitIndex, batchSize);
+          int n = ps.executeUpdate();
+          total += n;
+          if (n < batchSize) {
+            return total;
+          }
+        }
+      } finally {
+        if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+          c.setTransactionIsolation(isolation);
         }
       }
     } catch (SQLException e) {
-      throw new StoreException(what + " failed", e);
+      throw new StoreException(what + " failed: " + e.getMessage(), e);
     }
   }
 
   // ---------------------------------------------------------------- helpers
 
-  private String lockIfStatus(Connection c, long id, String statuses) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT biz_type FROM "
-                + table
-                + " WHERE id = ? AND status IN ("
-                + statuses
-                + ") FOR UPDATE")) {
-      ps.setLong(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getString(1) : null;
-      }
-    }
-  }
-
   private void audit(
       Connection c, Long ticketId, String bizType, String action, String operator, String reason)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO "
-                + auditTable
-                + " (ticket_id, biz_type, action, operator, reason, at) VALUES (?, ?, ?, ?, ?, "
-                + dialect.now()
-                + ")")) {
-      if (ticketId == null) {
-        ps.setNull(1, java.sql.Types.BIGINT);
-      } else {
-        ps.setLong(1, ticketId);
-      }
-      ps.setString(2, bizType);
-      ps.setString(3, action);
-      ps.setString(4, operator);
-      ps.setString(5, reason);
+    try (PreparedStatement ps = c.prepareStatement(auditSql())) {
+      bindAudit(ps, ticketId, bizType, action, operator, reason);
       ps.executeUpdate();
     }
+  }
+
+  private String auditSql() {
+    return "INSERT INTO "
+        + auditTable
+        + " (ticket_id, biz_type, action, operator, reason, at) VALUES (?, ?, ?, ?, ?, "
+        + dialect.now()
+        + ")";
+  }
+
+  private static void bindAudit(
+      PreparedStatement ps,
+      Long ticketId,
+      String bizType,
+      String action,
+      String operator,
+      String reason)
+      throws SQLException {
+    if (ticketId == null) {
+      ps.setNull(1, java.sql.Types.BIGINT);
+    } else {
+      ps.setLong(1, ticketId);
+    }
+    ps.setString(2, bizType);
+    ps.setString(3, action);
+    ps.setString(4, operator);
+    ps.setString(5, reason);
   }
 
   private interface Binder {
@@ -709,10 +790,15 @@ public final class TicketStore {
           c.commit();
           return result;
         } catch (SQLException | RuntimeException e) {
-          c.rollback();
+          try {
+            c.rollback();
+          } catch (SQLException rollbackFailed) {
+            // a broken connection: report what broke it, not the failed rollback
+            e.addSuppressed(rollbackFailed);
+          }
           throw e;
         } finally {
-          c.setAutoCommit(auto);
+          restoreAutoCommit(c, auto);
         }
       } catch (SQLException e) {
         boolean retryable = "40001".equals(e.getSQLState()) || e.getErrorCode() == 1213;
@@ -720,6 +806,14 @@ public final class TicketStore {
           throw new StoreException(what + " failed: " + e.getMessage(), e);
         }
       }
+    }
+  }
+
+  private static void restoreAutoCommit(Connection c, boolean auto) {
+    try {
+      c.setAutoCommit(auto);
+    } catch (SQLException e) {
+      // the pool discards a broken connection on close
     }
   }
 

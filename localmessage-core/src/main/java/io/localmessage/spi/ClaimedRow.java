@@ -4,7 +4,8 @@ import java.time.Instant;
 
 /**
  * A ticket as claimed: {@code attempts} and {@code version} are the values after the claim, {@code
- * dbNow} the database clock at claim time.
+ * dbNow} the database clock at claim time, {@code ageFrom} where the ticket's age (limited by
+ * {@code maxAge}) counts from: its last requeue by an operator, else its creation.
  */
 public record ClaimedRow(
     long id,
@@ -20,4 +21,5 @@ public record ClaimedRow(
     long version,
     Instant createdAt,
     Instant dbNow,
-    boolean leaseExpired) {}
+    boolean leaseExpired,
+    Instant ageFrom) {}

@@ -42,6 +42,30 @@ public abstract class Dialect {
       throws SQLException;
 
   /**
+   * The id of the ticket with key {@code (bizType, idemKey)}, or {@code -1}: asked in the caller's
+   * transaction right after {@link #insertIfAbsent} reported a duplicate, so it must see the latest
+   * committed row even when the transaction's snapshot is older (the default reads plainly, which
+   * does at READ COMMITTED).
+   */
+  public long existingId(Connection c, String table, String bizType, String idemKey)
+      throws SQLException {
+    return firstId(
+        c, "SELECT id FROM " + table + " WHERE biz_type = ? AND idem_key = ?", bizType, idemKey);
+  }
+
+  /** Runs {@code sql} (binding the biz type and key) and returns the first id, or -1. */
+  protected static long firstId(Connection c, String sql, String bizType, String idemKey)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, bizType);
+      ps.setString(2, idemKey);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1L;
+      }
+    }
+  }
+
+  /**
    * Records {@code (consumer, messageId)} in the inbox unless present, in the caller's transaction,
    * without poisoning it on a duplicate. Returns false for a duplicate.
    */

@@ -76,8 +76,7 @@ class ModelCheckTest {
 
   static Stream<Arguments> livenessConfigurations() {
     return Stream.of(
-        Arguments.of(
-            "fixed-liveness-faults", List.of("-DCANCELS=0", "-DREQUEUES=0", "-DPAUSES=0")),
+        Arguments.of("fixed-liveness-faults", List.of("-DCANCELS=0", "-DREQUEUES=0", "-DPAUSES=0")),
         Arguments.of("fixed-liveness-operator", List.of("-DFREEZES=0", "-DEXITS=0")));
   }
 
@@ -109,9 +108,7 @@ class ModelCheckTest {
         Arguments.of("c-sweep-ignores-lease", List.of("-DMUTANT_SWEEP_IGNORES_LEASE"), "VIOLATED"),
         Arguments.of("d-cancel-in-flight", List.of("-DMUTANT_CANCEL_IN_FLIGHT"), order),
         Arguments.of(
-            "e-shutdown-releases-running",
-            List.of("-DMUTANT_SHUTDOWN_RELEASES_RUNNING"),
-            overlap));
+            "e-shutdown-releases-running", List.of("-DMUTANT_SHUTDOWN_RELEASES_RUNNING"), overlap));
   }
 
   // ---------------------------------------------------------------- running spin

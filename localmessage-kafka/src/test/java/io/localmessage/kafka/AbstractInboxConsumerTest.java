@@ -334,6 +334,62 @@ public abstract class AbstractInboxConsumerTest {
   }
 
   @Test
+  void aPoisonRecordWithBinaryHeadersIsParkedAndThePartitionMovesOn() throws Exception {
+    String topic = Topics.unique("binary");
+    broker.createTopic(topic, 1);
+    // U+0000 and bytes that are not UTF-8, in the event id and in another header
+    byte[] eventId = {'e', '1', 0x00, (byte) 0xC3, (byte) 0x28};
+    byte[] blob = {0x00, (byte) 0xFF, (byte) 0xFE, 'a'};
+    RecordHandler handler =
+        (record, c) -> {
+          if (Topics.text(record.value()).equals("poison")) {
+            // the error quotes the bad bytes, as real handlers' messages do
+            throw new IllegalStateException(
+                "cannot apply "
+                    + Topics.header(record, RelayHeaders.EVENT_ID)
+                    + " / "
+                    + Topics.header(record, "blob"));
+          }
+          insertLedger(c, Topics.header(record, RelayHeaders.EVENT_ID), record);
+        };
+    started(consumer("binary", topic).handler(handler).maxAttempts(2));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      send(p, topic, "acct-1", "e0", "1");
+      ProducerRecord<byte[], byte[]> poison =
+          new ProducerRecord<>(topic, null, "poison".getBytes(StandardCharsets.UTF_8));
+      poison.headers().add(RelayHeaders.EVENT_ID, eventId);
+      poison.headers().add(RelayHeaders.BIZ_TYPE, TYPE.getBytes(StandardCharsets.UTF_8));
+      poison.headers().add("blob", blob);
+      poison.headers().add("note", "base64:not-really".getBytes(StandardCharsets.UTF_8));
+      p.send(poison).get(30, TimeUnit.SECONDS);
+      send(p, topic, "acct-1", "e2", "2");
+    }
+
+    await()
+        .atMost(60, TimeUnit.SECONDS)
+        .until(
+            () ->
+                Topics.committed(broker.bootstrapServers(), "binary", topic).getOrDefault(0, 0L)
+                    == 3L);
+    assertThat(ledgerRows()).isEqualTo(2);
+    assertThat(deadRows()).isEqualTo(1);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT message_id, headers, last_error, kafka_offset FROM " + fx.table + "_dead");
+        ResultSet rs = ps.executeQuery()) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getString(1)).startsWith("sha256:");
+      assertThat(rs.getString(2))
+          .contains("\"blob\":\"base64:" + java.util.Base64.getEncoder().encodeToString(blob))
+          .contains("\"note\":\"base64:")
+          .contains("\"" + RelayHeaders.BIZ_TYPE + "\":\"" + TYPE + "\"");
+      assertThat(rs.getString(3)).contains("cannot apply e1").doesNotContain("\u0000");
+      assertThat(rs.getLong(4)).isEqualTo(1);
+    }
+  }
+
+  @Test
   void aDatabaseFailureIsRetriedNotParked() throws Exception {
     String topic = Topics.unique("dbdown");
     broker.createTopic(topic, 1);

@@ -50,11 +50,24 @@ class FlywayMariaDbTest {
                             "SELECT COUNT(*) FROM flyway_schema_history WHERE script = ?",
                             "V1__localmessage.sql"))
                     .isEqualTo(1);
+                // the later step: exact (binary) keys and the requeue time
+                assertThat(
+                        Sql.count(
+                            check,
+                            "SELECT COUNT(*) FROM flyway_schema_history WHERE script = ?"
+                                + " AND success = 1",
+                            "V3__localmessage_keys_requeue.sql"))
+                    .isEqualTo(1);
                 TransactionalMessages messages = ctx.getBean(TransactionalMessages.class);
                 ctx.getBean(TransactionTemplate.class)
                     .executeWithoutResult(
                         s -> messages.save(NewMessage.action("fw.note", "n1").build()));
-                await().atMost(Duration.ofSeconds(5)).until(() -> SEEN.contains("n1"));
+                ctx.getBean(TransactionTemplate.class)
+                    .executeWithoutResult(
+                        s -> messages.save(NewMessage.action("fw.note", "n1 ").build()));
+                await()
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> SEEN.contains("n1") && SEEN.contains("n1 "));
               });
     }
   }

@@ -5,6 +5,7 @@ import static io.localmessage.console.internal.Responses.problem;
 import static io.localmessage.console.internal.Responses.required;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.TicketInFlightException;
 import io.localmessage.admin.Admin;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -96,6 +97,9 @@ final class ConsoleActions {
       };
     } catch (IllegalArgumentException e) {
       return problem(400, v, "Bad request", e.getMessage());
+    } catch (TicketInFlightException e) {
+      // not an error of the console: the operator learns why and what to do instead
+      return problem(409, v, "In flight", e.getMessage());
     }
   }
 

@@ -1,20 +1,29 @@
 package io.localmessage.kafka.internal;
 
 import io.localmessage.internal.HeadersCodec;
+import io.localmessage.internal.Texts;
 import io.localmessage.spi.Dialect;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
-/** Writes a record the consumer gave up on into the dead table. Not API. */
+/**
+ * Writes a record the consumer gave up on into the dead table. Every text is made storable first
+ * (headers encoded, the error sanitized): a park that failed would hold the partition on the record
+ * forever. Not API.
+ */
 public final class DeadLetters {
   static final int MAX_ERROR_LENGTH = 1024;
+  static final int MAX_HEADER_NAME = 256;
+
+  /** The prefix of a header value stored as Base64 of its bytes. */
+  public static final String BASE64 = "base64:";
 
   private final String sql;
 
@@ -60,16 +69,32 @@ public final class DeadLetters {
     }
   }
 
+  /**
+   * The record's headers as a JSON object of strings. A value that is not storable text (binary
+   * bytes, invalid UTF-8, U+0000), or that is text starting with {@value #BASE64}, is stored as
+   * {@value #BASE64} followed by the Base64 of its bytes, so the park never fails on a header and
+   * the original bytes can always be recovered. A null value is the empty string.
+   */
   static String headers(ConsumerRecord<byte[], byte[]> record) {
     Map<String, String> map = new LinkedHashMap<>();
     for (Header h : record.headers()) {
-      map.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
+      map.put(Texts.sanitize(h.key(), MAX_HEADER_NAME), value(h.value()));
     }
     return map.isEmpty() ? null : HeadersCodec.encode(map);
   }
 
+  static String value(byte[] bytes) {
+    if (bytes == null) {
+      return "";
+    }
+    String text = EventIds.text(bytes);
+    if (text != null && !text.startsWith(BASE64)) {
+      return text;
+    }
+    return BASE64 + Base64.getEncoder().encodeToString(bytes);
+  }
+
   static String truncate(String error) {
-    String e = error == null ? "unknown error" : error;
-    return e.length() <= MAX_ERROR_LENGTH ? e : e.substring(0, MAX_ERROR_LENGTH - 3) + "...";
+    return Texts.sanitize(error == null ? "unknown error" : error, MAX_ERROR_LENGTH);
   }
 }

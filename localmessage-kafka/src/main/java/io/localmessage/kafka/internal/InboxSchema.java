@@ -1,20 +1,20 @@
 package io.localmessage.kafka.internal;
 
 import io.localmessage.StoreException;
+import io.localmessage.jdbc.SchemaScripts;
 import io.localmessage.spi.Dialect;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The consumer side's tables: the inbox (from the core's V1 schema, only its inbox statements) and
- * the dead table of this module's V2 schema, with the configured names. Not API.
+ * The consumer side's tables: the inbox (from the core's schema steps, only their inbox statements)
+ * and the dead table of this module's V2 schema, with the configured names. Not API.
  */
 public final class InboxSchema {
   private InboxSchema() {}
@@ -27,7 +27,7 @@ public final class InboxSchema {
   /** The DDL of the inbox and dead tables, renamed. */
   public static List<String> statements(Dialect dialect, String inboxTable, String deadTable) {
     List<String> out = new ArrayList<>();
-    for (String s : split(read(dialect.schemaResource()))) {
+    for (String s : SchemaScripts.split(SchemaScripts.coreDdl(dialect))) {
       if (s.contains("local_inbox")) {
         out.add(rename(s, "local_inbox", inboxTable));
       }
@@ -44,11 +44,9 @@ public final class InboxSchema {
 
   /** Creates the inbox and dead tables when missing. */
   public static void create(DataSource ds, Dialect dialect, String inboxTable, String deadTable) {
-    try (Connection c = ds.getConnection();
-        Statement st = c.createStatement()) {
-      for (String sql : statements(dialect, inboxTable, deadTable)) {
-        st.execute(sql);
-      }
+    try (Connection c = ds.getConnection()) {
+      // the core's later steps alter the inbox; applied only where not done yet
+      SchemaScripts.apply(c, statements(dialect, inboxTable, deadTable));
       if (!c.getAutoCommit()) {
         c.commit();
       }

@@ -1,0 +1,436 @@
+package io.localmessage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.localmessage.admin.TicketView;
+import io.localmessage.inbox.Inbox;
+import io.localmessage.testing.DatabaseTest;
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Sql;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Bad input and operator actions, on every database (one subclass per dialect): text the database
+ * cannot store, keys that differ only in trailing spaces, duplicates seen from an older snapshot,
+ * cancel of a ticket in flight, bulk actions past the bind-parameter limits, and the age of a
+ * requeued ticket.
+ */
+public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
+  @Override
+  protected int poolSize() {
+    return 8;
+  }
+
+  /**
+   * DEAD tickets the bulk requeue test moves: past the 65,535 bind parameters of PostgreSQL and
+   * MySQL by default.
+   */
+  protected int bulkTickets() {
+    return 70_000;
+  }
+
+  private static NewMessage action(String type, String key) {
+    return NewMessage.action(type, key).payload("{\"n\":1}").build();
+  }
+
+  // ------------------------------------------------------------------ unstorable text
+
+  @Test
+  void nulAndLoneSurrogatesAreRefusedBeforeAnySqlAndTheTransactionStaysUsable() throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    Sql.update(ds, "CREATE TABLE " + fx.table + "_biz (id VARCHAR(64) PRIMARY KEY)");
+    String nul = "a\u0000b";
+    String lone = "a\uD800b";
+    for (String bad : List.of(nul, lone)) {
+      assertThatThrownBy(() -> NewMessage.action("t.a", bad).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("idemKey ");
+      assertThatThrownBy(() -> NewMessage.action("t.a", "k").aggregateId(bad).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("aggregateId ");
+      assertThatThrownBy(() -> NewMessage.action("t" + bad, "k").build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("bizType ");
+      assertThatThrownBy(() -> NewMessage.action("t.a", "k").destination(bad).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("destination ");
+      assertThatThrownBy(() -> NewMessage.action("t.a", "k").header(bad, "v").build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("header name ");
+      assertThatThrownBy(() -> NewMessage.action("t.a", "k").header("h", bad).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("header 'h' value ");
+    }
+    assertThatThrownBy(() -> NewMessage.action("t.a", nul).build())
+        .hasMessage("idemKey contains the character U+0000 at index 1");
+
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      bizRow(c, "before");
+      assertThatThrownBy(() -> lm.save(c, NewMessage.action("t.a", "k" + nul).build()))
+          .isInstanceOf(IllegalArgumentException.class);
+      // the caller's transaction must still accept work: PostgreSQL aborts a transaction whose
+      // statement failed on U+0000
+      bizRow(c, "after");
+      lm.save(c, action("t.a", "fine"));
+      c.commit();
+    }
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_biz")).isEqualTo(2);
+    assertThat(fx.countAll()).isEqualTo(1);
+
+    Inbox inbox = Inbox.create(ds, fx.table + "_inbox", null);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> inbox.tryRecord(c, "ledger", "m" + nul))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("messageId contains the character U+0000");
+      assertThatThrownBy(() -> inbox.tryRecord(c, "led" + lone, "m"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("consumer contains a lone surrogate");
+      assertThat(inbox.tryRecord(c, "ledger", "m")).isTrue();
+      c.commit();
+    }
+  }
+
+  @Test
+  void operatorNamesAndReasonsWithControlCharactersAreRefusedAndTheRestIsSanitized() {
+    LocalMessages lm = fx.build(fx.builder());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    // U+0000 is a control character: refused before anything is written, on every door
+    assertThatThrownBy(() -> lm.admin().cancel(s.id(), "al\u0000ice", "typo"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("U+0000");
+    assertThatThrownBy(() -> lm.admin().pause("t.a", "bob", "maintenance\u0000"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("U+0000");
+    assertThat(lm.admin().audit(s.id())).isEmpty();
+    assertThat(lm.admin().paused()).isEmpty();
+    // a lone surrogate is not a control character; it cannot be stored, so it is replaced
+    assertThat(lm.admin().cancel(s.id(), "alice", "typo in \uDC00 order")).isTrue();
+    assertThat(lm.admin().audit(s.id()))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.operator()).isEqualTo("alice");
+              assertThat(a.reason()).isEqualTo("typo in \uFFFD order");
+            });
+  }
+
+  // ------------------------------------------------------------------ keys compare exactly
+
+  @Test
+  void keysThatDifferOnlyInTrailingSpacesAreDistinct() throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    SaveResult k = fx.save(lm, action("t.a", "k"));
+    SaveResult kSpace = fx.save(lm, action("t.a", "k "));
+    assertThat(kSpace.duplicate()).as("'k ' is not a duplicate of 'k'").isFalse();
+    assertThat(kSpace.id()).isNotEqualTo(k.id());
+    assertThat(lm.admin().findByIdemKey("k")).extracting(TicketView::id).containsExactly(k.id());
+    assertThat(lm.admin().findByIdemKey("k "))
+        .extracting(TicketView::idemKey)
+        .containsExactly("k ");
+    SaveResult agg = fx.save(lm, NewMessage.action("t.a", "a1").aggregateId("order-1 ").build());
+    assertThat(lm.admin().findByAggregate("order-1", 10)).isEmpty();
+    assertThat(lm.admin().findByAggregate("order-1 ", 10))
+        .extracting(TicketView::id)
+        .containsExactly(agg.id());
+
+    Inbox inbox = Inbox.create(ds, fx.table + "_inbox", null);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(inbox.tryRecord(c, "ledger", "m")).isTrue();
+      assertThat(inbox.tryRecord(c, "ledger", "m ")).as("'m ' is a new message").isTrue();
+      assertThat(inbox.tryRecord(c, "ledger", "m ")).isFalse();
+      c.commit();
+    }
+  }
+
+  @Test
+  void autoCreateSchemaBringsAFirstVersionSchemaUpToDateAndKeepsItsRows() throws Exception {
+    String t = fx.table;
+    io.localmessage.spi.Dialect dialect;
+    try (Connection c = ds.getConnection()) {
+      dialect = io.localmessage.jdbc.Dialects.detect(c);
+    }
+    String v1 =
+        io.localmessage.jdbc.SchemaScripts.read(dialect.schemaResource())
+            .replaceAll("(ix|uk)_local_message", "$1_" + t)
+            .replaceAll("ix_local_inbox", "ix_" + t + "_inbox")
+            .replace("local_message", t)
+            .replace("local_inbox", t + "_inbox");
+    try (Connection c = ds.getConnection();
+        Statement st = c.createStatement()) {
+      for (String sql : io.localmessage.jdbc.SchemaScripts.split(v1)) {
+        st.execute(sql);
+      }
+    }
+    Sql.update(
+        ds,
+        "INSERT INTO "
+            + t
+            + " (kind, biz_type, idem_key, max_attempts, next_retry_at, created_at, updated_at)"
+            + " VALUES (1, 't.a', 'k', 3, "
+            + hoursAgo(0)
+            + ", "
+            + hoursAgo(0)
+            + ", "
+            + hoursAgo(0)
+            + ")");
+    LocalMessages lm = fx.build(fx.builder());
+    fx.build(fx.builder()); // a second start finds nothing left to do
+    assertThat(fx.save(lm, action("t.a", "k")).duplicate()).isTrue();
+    assertThat(fx.save(lm, action("t.a", "k ")).duplicate()).isFalse();
+    assertThat(fx.count("requeued_at IS NULL")).isEqualTo(2);
+    Inbox inbox = Inbox.create(ds, t + "_inbox", null);
+    assertThat(inbox.applyOnceInTransaction("c", "m", c -> {})).isTrue();
+    assertThat(inbox.applyOnceInTransaction("c", "m ", c -> {})).isTrue();
+  }
+
+  @Test
+  void longestKeysOfFourByteCharactersFitAndReadBackUnchanged() {
+    LocalMessages lm = fx.build(fx.builder());
+    String key = "\uD83D\uDE00".repeat(NewMessage.MAX_IDEM_KEY_LENGTH / 2);
+    String agg = "\uD83D\uDCB0".repeat(NewMessage.MAX_AGGREGATE_ID_LENGTH / 2);
+    String type = "t." + "x".repeat(NewMessage.MAX_BIZ_TYPE_LENGTH - 2);
+    SaveResult s = fx.save(lm, NewMessage.action(type, key).aggregateId(agg).build());
+    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    assertThat(t.idemKey()).isEqualTo(key);
+    assertThat(t.aggregateId()).isEqualTo(agg);
+    assertThat(t.bizType()).isEqualTo(type);
+    assertThat(fx.save(lm, NewMessage.action(type, key).build()).id()).isEqualTo(s.id());
+    assertThat(lm.admin().findByAggregate(agg, 5)).extracting(TicketView::id).contains(s.id());
+    String inboxId = "\uD83D\uDE00".repeat(Inbox.MAX_MESSAGE_ID_LENGTH / 2) + "x";
+    Inbox inbox = Inbox.create(ds, fx.table + "_inbox", null);
+    assertThat(
+            inbox.applyOnceInTransaction("c".repeat(Inbox.MAX_CONSUMER_LENGTH), inboxId, c -> {}))
+        .isTrue();
+    assertThat(Sql.string(ds, "SELECT message_id FROM " + fx.table + "_inbox")).isEqualTo(inboxId);
+  }
+
+  // ------------------------------------------------------------------ duplicate from a snapshot
+
+  @Test
+  void duplicateSaveReportsTheExistingIdEvenWhenTheTransactionReadBeforeItWasCommitted()
+      throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    fx.save(lm, action("t.a", "other"));
+    try (Connection a = ds.getConnection()) {
+      a.setAutoCommit(false);
+      // tx A reads first: on InnoDB at REPEATABLE READ this fixes its snapshot
+      assertThat(fx.count("biz_type = 't.a'")).isEqualTo(1);
+      try (PreparedStatement ps = a.prepareStatement("SELECT COUNT(*) FROM " + fx.table);
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+      }
+      SaveResult b = fx.save(lm, action("t.a", "k"));
+      SaveResult dup = lm.save(a, action("t.a", "k"));
+      assertThat(dup.duplicate()).isTrue();
+      assertThat(dup.id()).as("the id of the ticket tx B committed").isEqualTo(b.id());
+      a.commit();
+    }
+  }
+
+  // ------------------------------------------------------------------ cancel in flight
+
+  @Test
+  void cancelOfATicketWithALiveLeaseIsRefusedAndTheTicketFinishesNormally() throws Exception {
+    CountDownLatch running = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    LocalMessages lm = fx.build(fx.builder().replicaId("replica-7"));
+    lm.register(
+        "t.a",
+        m -> {
+          running.countDown();
+          release.await();
+        },
+        EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    lm.start();
+    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThatThrownBy(() -> lm.admin().cancel(s.id(), "ops", "customer withdrew"))
+        .isInstanceOf(TicketInFlightException.class)
+        .isInstanceOf(LocalMessageException.class)
+        .hasMessageContaining("ticket " + s.id())
+        .hasMessageContaining("replica-7")
+        .hasMessageContaining("pause the type or wait for the outcome");
+    assertThat(lm.admin().get(s.id()).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(lm.admin().audit(s.id())).isEmpty();
+    release.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+  }
+
+  @Test
+  void cancelWorksOnceTheLeaseHasRunOutAndOnTicketsWaitingForARetry() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.a",
+        m -> {
+          throw new IllegalStateException("down");
+        },
+        EngineFixture.config().backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    SaveResult waiting = fx.save(lm, action("t.a", "waiting"));
+    assertThat(lm.runOnce()).isEqualTo(1);
+    assertThat(lm.admin().cancel(waiting.id(), "ops", "obsolete")).isTrue();
+    SaveResult crashed = fx.save(lm, action("t.a", "crashed"));
+    // a worker that died mid-delivery: claimed, then its lease ran out
+    Sql.update(
+        ds,
+        "UPDATE " + fx.table + " SET lease_owner = 'gone', attempts = 1 WHERE id = ?",
+        crashed.id());
+    assertThat(lm.admin().cancel(crashed.id(), "ops", "obsolete")).isTrue();
+    assertThat(lm.admin().get(crashed.id()).orElseThrow().status())
+        .isEqualTo(MessageStatus.CANCELED);
+  }
+
+  // ------------------------------------------------------------------ bulk actions
+
+  /** Inserts {@code n} DEAD tickets of {@code type} with one statement; returns their ids. */
+  private List<Long> insertDead(LocalMessages lm, String type, int n) {
+    fx.save(lm, action(type, "seed"));
+    String digits = fx.table + "_digits";
+    Sql.update(ds, "CREATE TABLE " + digits + " (d INT NOT NULL)");
+    Sql.update(ds, "INSERT INTO " + digits + " (d) VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)");
+    String seq = "(a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d)";
+    String cols =
+        "kind, biz_type, idem_key, payload, max_attempts, status, attempts, version,"
+            + " next_retry_at, created_at, updated_at";
+    Sql.update(
+        ds,
+        "INSERT INTO "
+            + fx.table
+            + " ("
+            + cols
+            + ") SELECT 1, s.biz_type, CONCAT('dead-', "
+            + seq
+            + "), s.payload, 3, 2, 3, 5, s.next_retry_at, s.created_at, s.updated_at FROM "
+            + fx.table
+            + " s, "
+            + digits
+            + " a, "
+            + digits
+            + " b, "
+            + digits
+            + " c, "
+            + digits
+            + " e, "
+            + digits
+            + " f WHERE s.idem_key = 'seed' AND "
+            + seq
+            + " < ?",
+        n);
+    Sql.update(ds, "DELETE FROM " + fx.table + " WHERE idem_key = 'seed'");
+    List<Long> ids = new ArrayList<>(n);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT id FROM " + fx.table + " WHERE status = 2 ORDER BY id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(rs.getLong(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    assertThat(ids).hasSize(n);
+    return ids;
+  }
+
+  @Test
+  void requeueOfSeventyThousandDeadTicketsStaysUnderTheBindParameterLimit() {
+    LocalMessages lm = fx.build(fx.builder().purgeBatchSize(100_000));
+    int n = bulkTickets();
+    List<Long> ids = insertDead(lm, "t.bulk", n);
+    assertThat(lm.admin().requeueDead(ids, "ops", "channel fixed")).isEqualTo(n);
+    assertThat(fx.count("status = 0")).isEqualTo(n);
+    Sql.update(ds, "UPDATE " + fx.table + " SET status = 2");
+    assertThat(lm.admin().requeueAllDead("t.bulk", "ops", "again")).isEqualTo(n);
+    assertThat(fx.count("status = 0 AND attempts = 0")).isEqualTo(n);
+    assertThat(
+            Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_audit WHERE action = 'REQUEUE'"))
+        .isEqualTo(2L * n);
+  }
+
+  @Test
+  void purgeWithoutATypeGoesTypeByTypeAndKeepsRecentAndPendingTickets() {
+    LocalMessages lm = fx.build(fx.builder().purgeBatchSize(3));
+    lm.register(
+        "t.a",
+        m -> {
+          throw new PermanentFailure("no");
+        },
+        EngineFixture.config().build());
+    lm.register(
+        "t.b",
+        m -> {
+          throw new PermanentFailure("no");
+        },
+        EngineFixture.config().build());
+    fx.saveMany(lm, "t.a", 7, null);
+    fx.saveMany(lm, "t.b", 5, null);
+    while (lm.runOnce() > 0) {
+      // drain
+    }
+    fx.save(lm, action("t.c", "pending"));
+    SaveResult canceled = fx.save(lm, action("t.c", "canceled"));
+    assertThat(lm.admin().cancel(canceled.id(), "ops", "obsolete")).isTrue();
+    assertThat(fx.count("status = 2")).isEqualTo(12);
+    assertThat(lm.admin().purge(MessageStatus.DEAD, Duration.ofHours(1))).isZero();
+    assertThat(lm.admin().purge(MessageStatus.DEAD, Duration.ZERO)).isEqualTo(12);
+    assertThat(lm.admin().purge(MessageStatus.CANCELED, Duration.ZERO)).isEqualTo(1);
+    assertThat(fx.countAll()).isEqualTo(1);
+    assertThat(fx.count("status = 0")).isEqualTo(1);
+  }
+
+  // ------------------------------------------------------------------ max age after requeue
+
+  @Test
+  void maxAgeOfARequeuedTicketCountsFromTheRequeue() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.a",
+        m -> {
+          throw new IllegalStateException("down");
+        },
+        EngineFixture.config()
+            .maxAttempts(1)
+            .maxAge(Duration.ofHours(1))
+            .backoff(Backoff.fixed(Duration.ofMillis(10)))
+            .build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    assertThat(lm.runOnce()).isEqualTo(1);
+    assertThat(lm.admin().get(s.id()).orElseThrow().status()).isEqualTo(MessageStatus.DEAD);
+    // the ticket was created two hours ago, past its max age; an operator requeues it now
+    Sql.update(ds, "UPDATE " + fx.table + " SET created_at = " + hoursAgo(2));
+    assertThat(lm.admin().requeueDead(List.of(s.id()), "ops", "channel fixed")).isEqualTo(1);
+    Sql.update(ds, "UPDATE " + fx.table + " SET max_attempts = 5");
+    assertThat(lm.runOnce()).isEqualTo(1);
+    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    assertThat(t.status()).as(t.lastError()).isEqualTo(MessageStatus.PENDING);
+    assertThat(t.lastError()).doesNotContain("max age");
+  }
+
+  private String hoursAgo(int hours) {
+    return switch (db.kind()) {
+      case POSTGRESQL -> "statement_timestamp() - interval '" + hours + " hours'";
+      case MARIADB -> "UTC_TIMESTAMP(3) - INTERVAL " + hours + " HOUR";
+      case H2 -> "DATEADD(HOUR, -" + hours + ", CURRENT_TIMESTAMP(3))";
+    };
+  }
+
+  private void bizRow(Connection c, String id) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.executeUpdate("INSERT INTO " + fx.table + "_biz (id) VALUES ('" + id + "')");
+    }
+  }
+}
