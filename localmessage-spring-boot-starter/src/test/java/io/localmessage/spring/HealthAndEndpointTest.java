@@ -309,6 +309,18 @@ class HealthAndEndpointTest {
     assertThatThrownBy(() -> writable.act("pause", "hc.fail", "r".repeat(600), alice))
         .isInstanceOf(InvalidEndpointRequestException.class);
     assertThat(lm.admin().paused()).doesNotContain("hc.fail");
+
+    // a ticket whose lease is live cannot be cancelled: 409 with the reason, nothing changes
+    long inFlight = save(ctx, "hc.nobody", "ep-in-flight", Duration.ofHours(1));
+    io.localmessage.testing.Sql.update(
+        ctx.getBean(DataSource.class),
+        "UPDATE local_message SET lease_owner = 'other-replica' WHERE id = ?",
+        inFlight);
+    WebEndpointResponse<Object> busy =
+        writable.cancel(Long.toString(inFlight), "not needed", alice);
+    assertThat(busy.getStatus()).isEqualTo(409);
+    assertThat(busy.getBody().toString()).contains("other-replica");
+    assertThat(lm.admin().get(inFlight).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
   }
 
   private static SecurityContext security(Principal principal, boolean admin) {

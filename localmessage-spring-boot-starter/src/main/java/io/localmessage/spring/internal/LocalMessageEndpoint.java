@@ -1,6 +1,7 @@
 package io.localmessage.spring.internal;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.TicketInFlightException;
 import io.localmessage.admin.Admin;
 import io.localmessage.admin.TicketView;
 import io.localmessage.admin.TypeStats;
@@ -175,6 +176,9 @@ public final class LocalMessageEndpoint {
     try {
       boolean done = engine.admin().cancel(ticketId(id), operator, why);
       return new WebEndpointResponse<>(new ActionResult("cancel", id, done ? 1 : 0, operator));
+    } catch (TicketInFlightException e) {
+      // the handler may still be running: refusing is the answer, not an error of the server
+      return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
     } catch (IllegalArgumentException e) {
       throw invalid(e.getMessage());
     }
