@@ -3,17 +3,24 @@ package io.localmessage.cli;
 import io.localmessage.admin.AuditEntry;
 import io.localmessage.admin.TicketView;
 import io.localmessage.admin.TypeStats;
+import io.localmessage.internal.Printable;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import tools.jackson.core.json.JsonWriteFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Prints rows as an aligned text table or as JSON. */
 final class Output {
-  private static final JsonMapper JSON = JsonMapper.builder().build();
+  /**
+   * Control characters are escaped by JSON itself; non-ASCII ones are escaped too, so that no
+   * bidirectional override reaches a terminal that prints the JSON.
+   */
+  private static final JsonMapper JSON =
+      JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
 
   private final PrintWriter out;
   private final boolean json;
@@ -134,29 +141,34 @@ final class Output {
     }
     out.printf("id            %d%n", t.id());
     out.printf("kind          %s%n", t.kind());
-    out.printf("biz_type      %s%n", t.bizType());
-    out.printf("idem_key      %s%n", t.idemKey());
-    out.printf("aggregate_id  %s%n", t.aggregateId());
-    out.printf("destination   %s%n", t.destination());
+    out.printf("biz_type      %s%n", safe(t.bizType()));
+    out.printf("idem_key      %s%n", safe(t.idemKey()));
+    out.printf("aggregate_id  %s%n", safe(t.aggregateId()));
+    out.printf("destination   %s%n", safe(t.destination()));
     out.printf("status        %s%n", t.status());
     out.printf("attempts      %d/%d%n", t.attempts(), t.maxAttempts());
     out.printf("next_retry_at %s%n", t.nextRetryAt());
-    out.printf("lease_owner   %s%n", t.leaseOwner());
+    out.printf("lease_owner   %s%n", safe(t.leaseOwner()));
     out.printf("version       %d%n", t.version());
     out.printf("created_at    %s%n", t.createdAt());
     out.printf("updated_at    %s%n", t.updatedAt());
     out.printf("payload       %d bytes%n", t.payloadBytes());
-    out.printf("headers       %s%n", t.headers());
-    out.printf("last_error    %s%n", t.lastError());
+    out.printf("headers       %s%n", safe(t.headers()));
+    out.printf("last_error    %s%n", safe(t.lastError()));
     if (!audit.isEmpty()) {
       out.println("audit:");
       for (AuditEntry a : audit) {
-        out.printf("  %s %s by %s: %s%n", a.at(), a.action(), a.operator(), a.reason());
+        out.printf("  %s %s by %s: %s%n", a.at(), a.action(), safe(a.operator()), safe(a.reason()));
       }
     }
   }
 
   private void table(List<String[]> rows) {
+    for (String[] r : rows) {
+      for (int i = 0; i < r.length; i++) {
+        r[i] = safe(r[i]);
+      }
+    }
     int[] width = new int[rows.get(0).length];
     for (String[] r : rows) {
       for (int i = 0; i < r.length; i++) {
@@ -171,6 +183,15 @@ final class Output {
       }
       out.println(sb.toString().stripTrailing());
     }
+  }
+
+  /**
+   * Stored strings come from senders and handlers: control characters (terminal escape sequences
+   * included) and bidirectional overrides are printed as {@code \}{@code uXXXX}, never sent to the
+   * operator's terminal. JSON output escapes them already.
+   */
+  static String safe(Object value) {
+    return Printable.escape(String.valueOf(value));
   }
 
   private static String n(long v) {

@@ -2,6 +2,7 @@ package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
 import io.localmessage.admin.TicketView;
+import io.localmessage.internal.Printable;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -39,10 +40,23 @@ final class ShowCommand implements Callable<Integer> {
       if (payload) {
         byte[] p = lm.admin().payload(id).orElse(new byte[0]);
         root.out().println("payload:");
-        root.out().println(preview(p));
+        root.out().println(terminalSafe(preview(p)));
       }
       return ExitCodes.OK;
     }
+  }
+
+  /** The payload's lines as they are; every other control character escaped. */
+  static String terminalSafe(String text) {
+    String[] lines = text.split("\n", -1);
+    StringBuilder sb = new StringBuilder(text.length());
+    for (int i = 0; i < lines.length; i++) {
+      if (i > 0) {
+        sb.append('\n');
+      }
+      sb.append(Printable.escape(lines[i]));
+    }
+    return sb.toString();
   }
 
   static String preview(byte[] p) {

@@ -71,6 +71,18 @@ public final class Http {
             .POST(HttpRequest.BodyPublishers.ofString(body.toString())));
   }
 
+  /** POSTs a JSON body with extra headers (pairs of name, value). */
+  public HttpResponse<String> postJson(String path, String json, String... extraHeaders) {
+    HttpRequest.Builder b =
+        request(path)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json));
+    for (int i = 0; i < extraHeaders.length; i += 2) {
+      b.header(extraHeaders[i], extraHeaders[i + 1]);
+    }
+    return send(b);
+  }
+
   /** The CSRF value in a page's forms. */
   public static String csrf(String html) {
     Matcher m = CSRF.matcher(html);

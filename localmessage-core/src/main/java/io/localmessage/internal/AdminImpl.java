@@ -207,8 +207,13 @@ final class AdminImpl implements Admin {
           "operator must be a non-blank name of at most "
               + MAX_OPERATOR
               + " characters, was '"
-              + clean
+              + Printable.escape(operator)
               + "'");
+    }
+    String bad = Printable.unprintable(operator);
+    if (bad != null) {
+      throw new IllegalArgumentException(
+          "operator '" + Printable.escape(operator) + "' " + bad + ": names are printed in audits");
     }
     return clean;
   }
@@ -221,6 +226,13 @@ final class AdminImpl implements Admin {
     if (reason.length() > MAX_REASON) {
       throw new IllegalArgumentException(
           "reason is " + reason.length() + " characters, longer than the limit " + MAX_REASON);
+    }
+    String bad = Printable.unprintable(reason);
+    if (bad != null) {
+      throw new IllegalArgumentException(
+          "reason "
+              + bad
+              + ": line breaks, control and bidirectional characters are not allowed in audits");
     }
     return clean;
   }

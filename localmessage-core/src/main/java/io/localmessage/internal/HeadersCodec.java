@@ -28,6 +28,18 @@ public final class HeadersCodec {
   }
 
   /** Parses what {@link #encode} wrote; {@code null} or blank is an empty map. */
+  /**
+   * The headers for display: a row whose stored headers cannot be decoded shows one entry naming
+   * the decoding error instead of failing the whole listing it is part of.
+   */
+  public static Map<String, String> decodeForView(String json) {
+    try {
+      return decode(json);
+    } catch (RuntimeException e) {
+      return Map.of("(unreadable)", "malformed headers, not decoded: " + e.getMessage());
+    }
+  }
+
   public static Map<String, String> decode(String json) {
     if (json == null || json.isBlank() || json.equals("{}")) {
       return Collections.emptyMap();

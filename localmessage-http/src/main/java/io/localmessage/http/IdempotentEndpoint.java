@@ -4,6 +4,7 @@ import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.localmessage.PermanentFailure;
+import io.localmessage.internal.Printable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *   <caption>Answers</caption>
  *   <tr><td>200 {@code {"result":"applied"}}</td><td>the work ran and committed</td></tr>
  *   <tr><td>200 {@code {"result":"duplicate"}}</td><td>the key was applied before; nothing ran</td></tr>
- *   <tr><td>400</td><td>missing, blank or too long {@code Idempotency-Key}</td></tr>
+ *   <tr><td>400</td><td>missing, blank or too long {@code Idempotency-Key}, or one holding a
+ *   control character (U+0000 included); nothing is written</td></tr>
  *   <tr><td>405</td><td>not POST or PUT</td></tr>
  *   <tr><td>413</td><td>body larger than the limit</td></tr>
  *   <tr><td>422</td><td>the work threw {@link PermanentFailure}: rolled back, the sender gives up</td></tr>
@@ -121,17 +123,24 @@ public final class IdempotentEndpoint implements HttpHandler {
         log.info(
             "event=receive_rejected consumer={} idem_key={} error={}",
             consumer,
-            key,
-            e.getMessage());
+            Printable.escape(key),
+            Printable.escape(e.getMessage()));
         answer(exchange, 422, error(e.getMessage()));
         return;
       } catch (Exception e) {
         log.warn(
-            "event=receive_failed consumer={} idem_key={} error={}", consumer, key, e.toString());
+            "event=receive_failed consumer={} idem_key={} error={}",
+            consumer,
+            Printable.escape(key),
+            Printable.escape(e.toString()));
         answer(exchange, 500, error("internal error"));
         return;
       }
-      log.debug("event=received consumer={} idem_key={} result={}", consumer, key, result);
+      log.debug(
+          "event=received consumer={} idem_key={} result={}",
+          consumer,
+          Printable.escape(key),
+          result);
       answer(
           exchange,
           200,

@@ -1,6 +1,7 @@
 package io.localmessage.http;
 
 import io.localmessage.inbox.Inbox;
+import io.localmessage.internal.Texts;
 import java.sql.Connection;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -55,8 +56,9 @@ public final class IdempotentReceiver {
    * consumer}, recording it in the same transaction. Never commits or rolls back: the caller does,
    * and must roll back when this throws.
    *
-   * @throws InvalidIdempotencyKeyException when the key is null, blank or longer than {@value
-   *     Inbox#MAX_MESSAGE_ID_LENGTH} characters (nothing is recorded)
+   * @throws InvalidIdempotencyKeyException when the key is null, blank, longer than {@value
+   *     Inbox#MAX_MESSAGE_ID_LENGTH} characters, or holds a control character (U+0000 included) or
+   *     a lone surrogate (nothing is recorded, no SQL runs)
    * @throws io.localmessage.TransactionRequiredException when {@code connection} is in autocommit
    *     mode (nothing is recorded)
    * @throws Exception whatever {@code work} throws
@@ -89,6 +91,20 @@ public final class IdempotentReceiver {
               + key.length()
               + " characters, longer than the limit "
               + Inbox.MAX_MESSAGE_ID_LENGTH);
+    }
+    // refused before any SQL: PostgreSQL would abort the caller's transaction on U+0000, and a
+    // control character in a key only ever serves to forge log lines or terminal output
+    String unstorable = Texts.unstorable(key);
+    if (unstorable != null) {
+      throw new InvalidIdempotencyKeyException(HEADER + " " + unstorable);
+    }
+    for (int i = 0; i < key.length(); i++) {
+      if (Character.isISOControl(key.charAt(i))) {
+        throw new InvalidIdempotencyKeyException(
+            String.format(
+                "%s contains the control character U+%04X at index %d",
+                HEADER, (int) key.charAt(i), i));
+      }
     }
     return key;
   }

@@ -12,6 +12,7 @@ import io.localmessage.NewMessage;
 import io.localmessage.PermanentFailure;
 import io.localmessage.admin.AuditEntry;
 import io.localmessage.spring.internal.LocalMessageEndpoint;
+import io.localmessage.spring.internal.OperatorRule;
 import io.localmessage.testing.TestDatabase;
 import java.security.Principal;
 import java.sql.Connection;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -252,39 +254,76 @@ class HealthAndEndpointTest {
     assertThatThrownBy(() -> endpoint.list("dead", null, null, 501))
         .isInstanceOf(InvalidEndpointRequestException.class);
 
-    SecurityContext alice = security(() -> "alice");
-    LocalMessageEndpoint.ActionResult requeued =
-        endpoint.act("requeue", Long.toString(d1), "remote fixed", alice);
-    assertThat(requeued)
+    // the bean as auto-configured: read-only, whoever asks
+    SecurityContext alice = security(() -> "alice", true);
+    WebEndpointResponse<Object> off = endpoint.act("pause", "hc.fail", "maintenance", alice);
+    assertThat(off.getStatus()).isEqualTo(403);
+    assertThat(off.getBody().toString()).contains("localmessage.endpoint.write-enabled=true");
+    assertThat(lm.admin().paused()).doesNotContain("hc.fail");
+
+    // opted in: the operator authority, by role or by plain authority, and a principal's name
+    LocalMessageEndpoint writable =
+        new LocalMessageEndpoint(lm, new OperatorRule(OperatorRule.DEFAULT_AUTHORITY), true);
+    WebEndpointResponse<Object> requeued =
+        writable.act("requeue", Long.toString(d1), "remote fixed", alice);
+    assertThat(requeued.getStatus()).isEqualTo(200);
+    assertThat(requeued.getBody())
         .isEqualTo(new LocalMessageEndpoint.ActionResult("requeue", Long.toString(d1), 1, "alice"));
     assertThat(lm.admin().audit(d1))
         .extracting(AuditEntry::action, AuditEntry::operator, AuditEntry::reason)
         .contains(org.assertj.core.groups.Tuple.tuple("REQUEUE", "alice", "remote fixed"));
 
-    LocalMessageEndpoint.ActionResult canceled =
-        endpoint.cancel(Long.toString(d2), "resolved by hand", SecurityContext.NONE);
-    assertThat(canceled.changed()).isEqualTo(1);
-    assertThat(canceled.operator()).isEqualTo("actuator");
+    assertThat(writable.cancel(Long.toString(d2), "no principal", SecurityContext.NONE).getStatus())
+        .isEqualTo(403);
+    assertThat(
+            writable
+                .cancel(Long.toString(d2), "no role", security(() -> "victor", false))
+                .getStatus())
+        .isEqualTo(403);
+    assertThat(lm.admin().get(d2).orElseThrow().status()).isEqualTo(MessageStatus.DEAD);
+    WebEndpointResponse<Object> canceled =
+        writable.cancel(Long.toString(d2), "resolved by hand", alice);
+    assertThat(((LocalMessageEndpoint.ActionResult) canceled.getBody()).changed()).isEqualTo(1);
     assertThat(lm.admin().get(d2).orElseThrow().status()).isEqualTo(MessageStatus.CANCELED);
 
-    endpoint.act("pause", "hc.fail", "maintenance", alice);
+    writable.act("pause", "hc.fail", "maintenance", alice);
     assertThat(lm.admin().paused()).contains("hc.fail");
     assertThat(endpoint.overview().paused()).contains("hc.fail");
-    endpoint.act("resume", "hc.fail", "done", alice);
+    writable.act("resume", "hc.fail", "done", alice);
     assertThat(lm.admin().paused()).doesNotContain("hc.fail");
 
-    assertThatThrownBy(() -> endpoint.act("requeue", "12", " ", alice))
+    assertThatThrownBy(() -> writable.act("requeue", "12", " ", alice))
         .isInstanceOf(InvalidEndpointRequestException.class)
         .hasMessageContaining("reason is required");
-    assertThatThrownBy(() -> endpoint.act("explode", "12", "why not", alice))
+    assertThatThrownBy(() -> writable.act("explode", "12", "why not", alice))
         .isInstanceOf(InvalidEndpointRequestException.class)
         .hasMessageContaining("unknown action 'explode'");
-    assertThatThrownBy(() -> endpoint.cancel("abc", "typo", alice))
+    assertThatThrownBy(() -> writable.cancel("abc", "typo", alice))
         .isInstanceOf(InvalidEndpointRequestException.class)
         .hasMessageContaining("'abc' is not a ticket id");
+    assertThatThrownBy(() -> writable.act("pause", "bad type!", "x", alice))
+        .isInstanceOf(InvalidEndpointRequestException.class);
+    assertThatThrownBy(() -> writable.act("pause", "hc.fail", "a\nforged", alice))
+        .isInstanceOf(InvalidEndpointRequestException.class)
+        .hasMessageContaining("control character U+000A");
+    assertThatThrownBy(() -> writable.act("pause", "hc.fail", "r".repeat(600), alice))
+        .isInstanceOf(InvalidEndpointRequestException.class);
+    assertThat(lm.admin().paused()).doesNotContain("hc.fail");
+
+    // a ticket whose lease is live cannot be cancelled: 409 with the reason, nothing changes
+    long inFlight = save(ctx, "hc.nobody", "ep-in-flight", Duration.ofHours(1));
+    io.localmessage.testing.Sql.update(
+        ctx.getBean(DataSource.class),
+        "UPDATE local_message SET lease_owner = 'other-replica' WHERE id = ?",
+        inFlight);
+    WebEndpointResponse<Object> busy =
+        writable.cancel(Long.toString(inFlight), "not needed", alice);
+    assertThat(busy.getStatus()).isEqualTo(409);
+    assertThat(busy.getBody().toString()).contains("other-replica");
+    assertThat(lm.admin().get(inFlight).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
   }
 
-  private static SecurityContext security(Principal principal) {
+  private static SecurityContext security(Principal principal, boolean admin) {
     return new SecurityContext() {
       @Override
       public Principal getPrincipal() {
@@ -293,7 +332,7 @@ class HealthAndEndpointTest {
 
       @Override
       public boolean isUserInRole(String role) {
-        return false;
+        return admin && role.equals("ROLE_" + OperatorRule.DEFAULT_AUTHORITY);
       }
     };
   }

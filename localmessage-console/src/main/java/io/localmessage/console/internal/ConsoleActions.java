@@ -21,7 +21,12 @@ import org.springframework.web.servlet.function.ServerResponse;
  * (post/redirect/get).
  */
 final class ConsoleActions {
-  static final int MAX_IDS = 1000;
+  /**
+   * Tickets per request: the largest page, and well below the servlet container's own parameter
+   * limit (Tomcat's is 1000), so that a larger selection gets this console's answer, not the
+   * container's.
+   */
+  static final int MAX_IDS = 500;
 
   private final LocalMessages engine;
   private final ConsoleAccess access;

@@ -12,6 +12,8 @@ import io.localmessage.admin.TicketView;
 import io.localmessage.admin.TypeStats;
 import io.localmessage.console.ConsoleProperties;
 import io.localmessage.console.PayloadRedactor;
+import io.localmessage.internal.Printable;
+import io.localmessage.internal.Texts;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.io.InputStream;
@@ -103,7 +105,10 @@ public final class ConsoleRoutes {
       } catch (IllegalArgumentException e) {
         return problem(400, v, "Bad request", e.getMessage());
       } catch (RuntimeException e) {
-        log.warn("event=console_page_failed uri={} error={}", http.getRequestURI(), e.toString());
+        log.warn(
+            "event=console_page_failed uri={} error={}",
+            Printable.escape(http.getRequestURI()),
+            Printable.escape(e.toString()));
         return problem(500, v, "Failed", "The console could not show this page: " + e.getMessage());
       }
     };
@@ -196,6 +201,10 @@ public final class ConsoleRoutes {
     String q = param(request, "q");
     if (q == null) {
       return ServerResponse.seeOther(URI.create(v.base())).build();
+    }
+    String unstorable = Texts.unstorable(q);
+    if (unstorable != null) {
+      throw new IllegalArgumentException("the search text " + unstorable);
     }
     Admin admin = engine.admin();
     TicketView byId = null;

@@ -13,12 +13,14 @@ import org.springframework.http.HttpMethod;
 import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.UsernamePasswordAuthenticationFilter;
 
 /**
  * With Spring Security: a filter chain for the console's path only, ahead of the application's
  * chains. Every console request must be authenticated (the console's login form, HTTP Basic, or a
- * session the application's own login created); actions need the action authority; CSRF is on.
- * Replace it by declaring a bean named {@value #CHAIN}. Not API.
+ * session the application's own login created); actions need the action authority; CSRF is on, with
+ * the token taken from the form body or a header, never from the query string. Replace it by
+ * declaring a bean named {@value #CHAIN}. Not API.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({SecurityFilterChain.class, HttpSecurity.class})
@@ -66,8 +68,10 @@ public final class ConsoleSecurityConfiguration {
                     .failureUrl(p + "/login?error")
                     .permitAll())
         .httpBasic(Customizer.withDefaults())
+        .addFilterBefore(
+            new QueryCredentialsFilter(p + "/login"), UsernamePasswordAuthenticationFilter.class)
         .logout(l -> l.logoutUrl(p + "/logout").logoutSuccessUrl(p + "/login?logout"))
-        .csrf(Customizer.withDefaults());
+        .csrf(c -> c.csrfTokenRequestHandler(new BodyOnlyCsrfHandler()));
     return http.build();
   }
 

@@ -1,7 +1,9 @@
 package io.localmessage.console.internal;
 
 import io.localmessage.console.ConsoleProperties;
+import io.localmessage.spring.LocalMessageProperties;
 import java.time.Clock;
+import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
@@ -44,12 +46,25 @@ public final class ConsoleTokenConfiguration {
     return new TokenAccess();
   }
 
+  /** Logouts, shared by every replica through the engine's control table. */
+  @Bean
+  TokenRevocations localMessageConsoleTokenRevocations(
+      DataSource dataSource, LocalMessageProperties engine) {
+    return new TokenRevocations(dataSource, engine.getTable() + "_control", Clock.systemUTC());
+  }
+
   @Bean
   FilterRegistrationBean<TokenFilter> localMessageConsoleTokenFilter(
-      ConsoleProperties props, TokenSessions localMessageConsoleTokenSessions) {
+      ConsoleProperties props,
+      TokenSessions localMessageConsoleTokenSessions,
+      TokenRevocations localMessageConsoleTokenRevocations) {
     FilterRegistrationBean<TokenFilter> r =
         new FilterRegistrationBean<>(
-            new TokenFilter(props.getPath(), localMessageConsoleTokenSessions));
+            new TokenFilter(
+                props.getPath(),
+                localMessageConsoleTokenSessions,
+                localMessageConsoleTokenRevocations,
+                new TokenThrottle(Clock.systemUTC())));
     r.addUrlPatterns(props.getPath(), props.getPath() + "/*");
     r.setOrder(Ordered.HIGHEST_PRECEDENCE + 100);
     r.setName("localMessageConsoleTokenFilter");

@@ -1,5 +1,6 @@
 package io.localmessage.console.internal;
 
+import io.localmessage.spring.internal.OperatorRule;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.Set;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
@@ -24,9 +25,7 @@ public final class SpringSecurityAccess implements ConsoleAccess {
 
   /** The authority itself and its {@code ROLE_} form, so both authorities and roles work. */
   static Set<String> forms(String authority) {
-    return authority.startsWith("ROLE_")
-        ? Set.of(authority, authority.substring(5))
-        : Set.of(authority, "ROLE_" + authority);
+    return OperatorRule.forms(authority);
   }
 
   /** Both forms of the authority, for the filter chain's rules. */

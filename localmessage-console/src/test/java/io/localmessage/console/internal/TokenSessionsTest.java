@@ -45,6 +45,16 @@ class TokenSessionsTest {
   }
 
   @Test
+  void everyLoginIsANewSessionEvenInTheSameInstant() {
+    String first = sessions.issue("alice");
+    String second = sessions.issue("alice");
+    assertThat(first).isNotEqualTo(second);
+    assertThat(sessions.verify(first)).isEqualTo("alice");
+    assertThat(sessions.verify(second)).isEqualTo("alice");
+    assertThat(sessions.csrfFor(first)).isNotEqualTo(sessions.csrfFor(second));
+  }
+
+  @Test
   void theCsrfValueBelongsToOneLogin() {
     String a = sessions.issue("alice");
     String b = sessions.issue("bob");
@@ -61,5 +71,7 @@ class TokenSessionsTest {
     assertThat(TokenSessions.validName(null)).isFalse();
     assertThat(TokenSessions.validName("a\nb")).isFalse();
     assertThat(TokenSessions.validName("x".repeat(65))).isFalse();
+    assertThat(TokenSessions.validName("eve\u202e")).isFalse();
+    assertThat(TokenSessions.validName("eve\u2066x\u2069")).isFalse();
   }
 }

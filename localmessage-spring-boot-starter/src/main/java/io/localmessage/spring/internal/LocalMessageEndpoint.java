@@ -1,14 +1,18 @@
 package io.localmessage.spring.internal;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.TicketInFlightException;
 import io.localmessage.admin.Admin;
 import io.localmessage.admin.TicketView;
 import io.localmessage.admin.TypeStats;
+import io.localmessage.internal.Printable;
 import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -16,6 +20,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * Actuator endpoint {@code localmessage}. Over the web (only when the application exposes it, e.g.
@@ -30,18 +35,30 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *   <li>{@code DELETE /actuator/localmessage/{id}?reason=...}: cancel a ticket.
  * </ul>
  *
- * <p>Every action is audited with the authenticated principal's name (or {@code actuator}) and the
- * reason, which is required. Not API.
+ * <p>Read-only unless the application sets {@code localmessage.endpoint.write-enabled=true}, which
+ * needs Spring Security. Then every action needs an authenticated principal holding the operator
+ * authority ({@code localmessage.console.action-authority}, the console's), answers 403 otherwise,
+ * and is audited with that principal's name and the reason, which is required. Bad input answers
+ * 400 and changes nothing. Not API.
  */
 @Endpoint(id = "localmessage")
 public final class LocalMessageEndpoint {
+  private static final Logger log = LoggerFactory.getLogger(LocalMessageEndpoint.class);
   static final int DEFAULT_LIMIT = 50;
   static final int MAX_LIMIT = 500;
 
   private final LocalMessages engine;
+  private final OperatorRule rule;
+  private final boolean writeEnabled;
 
-  public LocalMessageEndpoint(LocalMessages engine) {
+  /**
+   * @param rule who may act
+   * @param writeEnabled whether the write operations act at all; when false they answer 403
+   */
+  public LocalMessageEndpoint(LocalMessages engine, OperatorRule rule, boolean writeEnabled) {
     this.engine = engine;
+    this.rule = rule;
+    this.writeEnabled = writeEnabled;
   }
 
   /** The backlog as the endpoint shows it. */
@@ -103,52 +120,91 @@ public final class LocalMessageEndpoint {
       throw invalid("limit must be between 1 and " + MAX_LIMIT + ", was " + n);
     }
     String bizType = type == null || type.isBlank() ? null : type;
-    return engine.admin().listDead(bizType, afterId == null ? 0 : afterId, n).stream()
-        .map(LocalMessageEndpoint::row)
-        .toList();
+    try {
+      return engine.admin().listDead(bizType, afterId == null ? 0 : afterId, n).stream()
+          .map(LocalMessageEndpoint::row)
+          .toList();
+    } catch (IllegalArgumentException e) {
+      throw invalid(e.getMessage());
+    }
   }
 
   @WriteOperation
-  public ActionResult act(
+  public WebEndpointResponse<Object> act(
       @Selector String action, @Selector String target, String reason, SecurityContext security) {
-    String why = requireReason(reason);
     String operator = operator(security);
+    if (operator == null) {
+      return refused(security);
+    }
+    String why = requireReason(reason);
     Admin admin = engine.admin();
-    long changed =
-        switch (action) {
-          case "requeue" -> admin.requeueDead(List.of(ticketId(target)), operator, why);
-          case "cancel" -> admin.cancel(ticketId(target), operator, why) ? 1 : 0;
-          case "requeue-dead" -> admin.requeueAllDead(target, operator, why);
-          case "pause" -> {
-            admin.pause(target, operator, why);
-            yield 1;
-          }
-          case "resume" -> {
-            admin.resume(target, operator, why);
-            yield 1;
-          }
-          default ->
-              throw invalid(
-                  "unknown action '"
-                      + action
-                      + "': use requeue/<id>, cancel/<id>, requeue-dead/<biz-type>,"
-                      + " pause/<biz-type> or resume/<biz-type>");
-        };
-    return new ActionResult(action, target, changed, operator);
+    try {
+      long changed =
+          switch (action) {
+            case "requeue" -> admin.requeueDead(List.of(ticketId(target)), operator, why);
+            case "cancel" -> admin.cancel(ticketId(target), operator, why) ? 1 : 0;
+            case "requeue-dead" -> admin.requeueAllDead(target, operator, why);
+            case "pause" -> {
+              admin.pause(target, operator, why);
+              yield 1;
+            }
+            case "resume" -> {
+              admin.resume(target, operator, why);
+              yield 1;
+            }
+            default ->
+                throw invalid(
+                    "unknown action '"
+                        + Printable.escape(action)
+                        + "': use requeue/<id>, cancel/<id>, requeue-dead/<biz-type>,"
+                        + " pause/<biz-type> or resume/<biz-type>");
+          };
+      return new WebEndpointResponse<>(new ActionResult(action, target, changed, operator));
+    } catch (IllegalArgumentException e) {
+      throw invalid(e.getMessage());
+    }
   }
 
   @DeleteOperation
-  public ActionResult cancel(@Selector String id, String reason, SecurityContext security) {
-    String why = requireReason(reason);
+  public WebEndpointResponse<Object> cancel(
+      @Selector String id, String reason, SecurityContext security) {
     String operator = operator(security);
-    boolean done = engine.admin().cancel(ticketId(id), operator, why);
-    return new ActionResult("cancel", id, done ? 1 : 0, operator);
+    if (operator == null) {
+      return refused(security);
+    }
+    String why = requireReason(reason);
+    try {
+      boolean done = engine.admin().cancel(ticketId(id), operator, why);
+      return new WebEndpointResponse<>(new ActionResult("cancel", id, done ? 1 : 0, operator));
+    } catch (TicketInFlightException e) {
+      // the handler may still be running: refusing is the answer, not an error of the server
+      return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
+    } catch (IllegalArgumentException e) {
+      throw invalid(e.getMessage());
+    }
   }
 
-  private static String operator(SecurityContext security) {
-    Principal p = security == null ? null : security.getPrincipal();
-    String name = p == null ? null : p.getName();
-    return name == null || name.isBlank() ? "actuator" : name;
+  /** The authorized operator's name, or null when this call may not act. */
+  private String operator(SecurityContext security) {
+    return writeEnabled ? ActuatorOperator.authorized(security, rule) : null;
+  }
+
+  private WebEndpointResponse<Object> refused(SecurityContext security) {
+    String why;
+    if (!writeEnabled) {
+      why =
+          "the localmessage endpoint is read-only: the application opts in to its write"
+              + " operations with localmessage.endpoint.write-enabled=true";
+    } else {
+      why =
+          "operator actions need an authenticated user with the authority "
+              + String.join(" or ", new java.util.TreeSet<>(rule.forms()));
+      Principal p = security == null ? null : security.getPrincipal();
+      log.warn(
+          "event=endpoint_action_refused principal={}",
+          p == null ? "-" : Printable.escape(p.getName()));
+    }
+    return new WebEndpointResponse<>(Map.of("error", why), 403);
   }
 
   private static String requireReason(String reason) {
@@ -162,7 +218,7 @@ public final class LocalMessageEndpoint {
     try {
       return Long.parseLong(target);
     } catch (NumberFormatException e) {
-      throw invalid("'" + target + "' is not a ticket id");
+      throw invalid("'" + Printable.escape(target) + "' is not a ticket id");
     }
   }
 
