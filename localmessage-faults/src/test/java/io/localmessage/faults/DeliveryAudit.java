@@ -130,7 +130,10 @@ final class DeliveryAudit {
   }
 
   static Result check(
-      DataSource tickets, DataSource effects, List<FaultRun.Worker> workerList, FaultRun.Phases ph) {
+      DataSource tickets,
+      DataSource effects,
+      List<FaultRun.Worker> workerList,
+      FaultRun.Phases ph) {
     Map<String, FaultRun.Worker> workers = new HashMap<>();
     for (FaultRun.Worker w : workerList) {
       workers.put(w.replica, w);
@@ -172,8 +175,9 @@ final class DeliveryAudit {
           Exec next = list.get(i + 1);
           // a replica frozen up to a lease before the start may have held the claim across the
           // freeze: its handler then ran on a lease that had already ended
-          if (w != null && (within(w.killedMs, d.start(), windowEnd)
-              || within(w.frozenFromMs, d.start() - lease, windowEnd))) {
+          if (w != null
+              && (within(w.killedMs, d.start(), windowEnd)
+                  || within(w.frozenFromMs, d.start() - lease, windowEnd))) {
             r.reexecAfterOkOfKilledOrFrozen++;
           } else if (w != null && within(w.stopMs, d.start(), d.end())) {
             // still inside when its replica's shutdown gave up on it: the lease is kept until
@@ -222,8 +226,7 @@ final class DeliveryAudit {
         }
         if (i + 1 < list.size()) {
           Exec next = list.get(i + 1);
-          boolean stoppedInside =
-              w != null && w.stopMs >= 0 && within(w.stopMs, d.start(), effEnd);
+          boolean stoppedInside = w != null && w.stopMs >= 0 && within(w.stopMs, d.start(), effEnd);
           // attempts are counted at claim: each later delivery has a higher attempt, except that
           // a graceful stop gives back the attempt of an execution it interrupted (bound: equal)
           if (next.attempt() > d.attempt()) {
@@ -277,8 +280,8 @@ final class DeliveryAudit {
   /**
    * Why a ticket's previous owner lost it. Killed, frozen or stopped replicas lose their leases by
    * design (a stopped one keeps the lease of a handler still inside until it ends); a replica cut
-   * off from the database during an outage cannot renew or write back. Any other previous owner
-   * was alive and holding its lease: a failure.
+   * off from the database during an outage cannot renew or write back. Any other previous owner was
+   * alive and holding its lease: a failure.
    */
   private static String takeoverCause(
       Claim c, FaultRun.Worker owner, FaultRun.Phases ph, long lease) {
@@ -367,8 +370,7 @@ final class DeliveryAudit {
       }
       case "nul-fail" -> r.nulErrors++;
       case "ok" -> {
-        if (FaultWorker.isLong(d.bizType())
-            && d.duration() > FaultWorker.LEASE.toMillis()) {
+        if (FaultWorker.isLong(d.bizType()) && d.duration() > FaultWorker.LEASE.toMillis()) {
           r.longHandlersPastLease++;
         }
       }

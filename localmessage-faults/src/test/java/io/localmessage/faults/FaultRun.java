@@ -75,36 +75,36 @@ final class FaultRun {
 
     String describe() {
       return String.format(
-          "tickets saved=%d expected effects=%d expected dead=%d | pending left=%d"
-              + " dead=%d (not by design: %d) | effect rows=%d distinct=%d lost=%d double-applied=%d"
-              + " | deliveries=%d inbox duplicates caught=%d lease takeovers=%d CAS conflicts=%d"
-              + " kills=%d database restart downtime survived=%d ms | events saved=%d"
-              + " event effects=%d distinct=%d lost=%d double-applied=%d broker kills=%d"
-              + " consumer kills=%d | %.1f s",
-          saved,
-          expectedEffects,
-          expectedDead,
-          pendingLeft,
-          dead,
-          deadNotByDesign,
-          effectRows,
-          distinctEffects,
-          lost,
-          doubleApplied,
-          deliveries,
-          inboxDuplicates,
-          leaseReclaims,
-          casConflicts,
-          kills,
-          restartDowntimeMs,
-          events,
-          eventRows,
-          eventDistinct,
-          eventsLost(),
-          eventsDoubleApplied(),
-          brokerKills,
-          consumerKills,
-          seconds)
+              "tickets saved=%d expected effects=%d expected dead=%d | pending left=%d"
+                  + " dead=%d (not by design: %d) | effect rows=%d distinct=%d lost=%d double-applied=%d"
+                  + " | deliveries=%d inbox duplicates caught=%d lease takeovers=%d CAS conflicts=%d"
+                  + " kills=%d database restart downtime survived=%d ms | events saved=%d"
+                  + " event effects=%d distinct=%d lost=%d double-applied=%d broker kills=%d"
+                  + " consumer kills=%d | %.1f s",
+              saved,
+              expectedEffects,
+              expectedDead,
+              pendingLeft,
+              dead,
+              deadNotByDesign,
+              effectRows,
+              distinctEffects,
+              lost,
+              doubleApplied,
+              deliveries,
+              inboxDuplicates,
+              leaseReclaims,
+              casConflicts,
+              kills,
+              restartDowntimeMs,
+              events,
+              eventRows,
+              eventDistinct,
+              eventsLost(),
+              eventsDoubleApplied(),
+              brokerKills,
+              consumerKills,
+              seconds)
           + (phases == null ? "" : "\n  faults fired: " + phases.describe())
           + (audit == null ? "" : "\n  delivery record: " + audit.describe());
     }
@@ -119,6 +119,7 @@ final class FaultRun {
     volatile long frozenFromMs = -1;
     volatile long frozenToMs = -1;
     volatile long stopMs = -1;
+
     /** Frozen or being stopped by a phase: not a victim for the random kills. */
     volatile boolean busy;
 
@@ -149,6 +150,7 @@ final class FaultRun {
   static final class Phases {
     /** Database outages (restart, proxy cut) as {from, to} in ms. */
     final List<long[]> outages = new CopyOnWriteArrayList<>();
+
     volatile int proxyCuts;
     volatile int proxyCutConnections;
     volatile long proxyOutageMs;
@@ -172,24 +174,24 @@ final class FaultRun {
       return "outages: "
           + o
           + String.format(
-          "| proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
-              + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
-              + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
-              + " inside after the shutdown timeout=%d) | poison rows=%d%s",
-          proxyCuts,
-          proxyOutageMs,
-          proxyCutConnections,
-          frozenReplica,
-          freezeMs,
-          frozenInFlight,
-          frozenTakeovers,
-          frozenDropped,
-          gracefulStops.get(),
-          gracefulStopsWithInFlight.get(),
-          gracefulStopsWithLongInFlight.get(),
-          gracefulStopsWithHandlerStillInside.get(),
-          poisonRows,
-          problems.isEmpty() ? "" : " | problems: " + problems);
+              "| proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
+                  + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
+                  + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
+                  + " inside after the shutdown timeout=%d) | poison rows=%d%s",
+              proxyCuts,
+              proxyOutageMs,
+              proxyCutConnections,
+              frozenReplica,
+              freezeMs,
+              frozenInFlight,
+              frozenTakeovers,
+              frozenDropped,
+              gracefulStops.get(),
+              gracefulStopsWithInFlight.get(),
+              gracefulStopsWithLongInFlight.get(),
+              gracefulStopsWithHandlerStillInside.get(),
+              poisonRows,
+              problems.isEmpty() ? "" : " | problems: " + problems);
     }
   }
 
@@ -314,10 +316,7 @@ final class FaultRun {
       }
       // the consumer is killed while it is busy applying events (not idle between batches), so
       // records it applied but whose offsets it had not committed come again: the inbox's job
-      if (plan.kafka()
-          && consumerKills == 0
-          && progress > 0.7
-          && consumerBusy(lastEventDistinct)) {
+      if (plan.kafka() && consumerKills == 0 && progress > 0.7 && consumerBusy(lastEventDistinct)) {
         consumer.destroyForcibly();
         consumer.waitFor(10, TimeUnit.SECONDS);
         consumerKills++;
@@ -425,8 +424,8 @@ final class FaultRun {
   }
 
   /**
-   * Freezes (SIGSTOP) a worker that holds tickets until other replicas took them over, then
-   * resumes it: its late outcomes must all be dropped by the version check.
+   * Freezes (SIGSTOP) a worker that holds tickets until other replicas took them over, then resumes
+   * it: its late outcomes must all be dropped by the version check.
    */
   private void freezePhase() throws Exception {
     // a long handler pins the frozen replica's lease: it is certainly held at the freeze and can
@@ -485,9 +484,9 @@ final class FaultRun {
   }
 
   /**
-   * Restarts every worker gracefully, one after the other, in the middle of the run, each while
-   * it runs a long handler that a stop interrupts and a stubborn one that ignores the interrupt
-   * and outlives the shutdown timeout (still under its lease).
+   * Restarts every worker gracefully, one after the other, in the middle of the run, each while it
+   * runs a long handler that a stop interrupts and a stubborn one that ignores the interrupt and
+   * outlives the shutdown timeout (still under its lease).
    */
   private void rollingRestartPhase() throws Exception {
     List<Worker> todo =
@@ -575,9 +574,7 @@ final class FaultRun {
     try (Connection c = tickets.getConnection()) {
       c.setAutoCommit(false);
       for (String key : keys) {
-        saver.save(
-            c,
-            NewMessage.action(type, key).aggregateId(key).payload("{}").build());
+        saver.save(c, NewMessage.action(type, key).aggregateId(key).payload("{}").build());
       }
       c.commit();
     }
@@ -728,8 +725,8 @@ final class FaultRun {
 
   /**
    * Every claim of a ticket, logged by a trigger on the ticket table (a claim is the one update
-   * that bumps the version and sets a lease owner): who held it before, whether its lease was
-   * still live by the database clock, and the attempts before and after.
+   * that bumps the version and sets a lease owner): who held it before, whether its lease was still
+   * live by the database clock, and the attempts before and after.
    */
   private void createClaimLog() throws SQLException {
     boolean maria = ticketsDb.kind() == TestDatabase.Kind.MARIADB;
@@ -897,11 +894,7 @@ final class FaultRun {
         b.append(
             String.format(
                 "%s=%d (due %d, leased %d, max attempts %d) ",
-                rs.getString(1),
-                rs.getLong(2),
-                rs.getLong(3),
-                rs.getLong(4),
-                rs.getLong(5)));
+                rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
       }
     } catch (SQLException | RuntimeException e) {
       b.append("unknown: ").append(e.getMessage());

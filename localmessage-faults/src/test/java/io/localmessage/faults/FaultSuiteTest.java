@@ -43,14 +43,7 @@ class FaultSuiteTest {
         TestDatabase.Kind.MARIADB,
         TestDatabase.Kind.POSTGRESQL,
         new FaultRun.Plan(
-            200_000,
-            3,
-            Duration.ofSeconds(5),
-            true,
-            RESTART,
-            Duration.ofMinutes(40),
-            true,
-            true));
+            200_000, 3, Duration.ofSeconds(5), true, RESTART, Duration.ofMinutes(40), true, true));
   }
 
   @Test
@@ -119,7 +112,9 @@ class FaultSuiteTest {
     soft.assertThat(p.proxyCuts).as("database outages through the proxy").isEqualTo(1);
     soft.assertThat(p.proxyCutConnections).as("connections the outage reset").isPositive();
     soft.assertThat(p.frozenInFlight).as("deliveries in flight on the frozen replica").isPositive();
-    soft.assertThat(a.takeovers("frozen")).as("tickets taken over from the frozen replica").isPositive();
+    soft.assertThat(a.takeovers("frozen"))
+        .as("tickets taken over from the frozen replica")
+        .isPositive();
     // Deterministic stale write-backs: the frozen replica resumes after its tickets were taken
     // over, so each outcome it then produces is stale and must be dropped by the version check
     // (a CAS conflict, a fenced execution or a write-back given up at its lease end): bound > 0.

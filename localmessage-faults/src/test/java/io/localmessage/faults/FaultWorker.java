@@ -31,6 +31,7 @@ public final class FaultWorker {
   static final String TYPE = "effect.apply";
   static final String TABLE = "lm";
   static final String EVENT_TYPE = "fx.event";
+
   /** Runs longer than the lease on purpose: the engine must renew the lease meanwhile. */
   static final String LONG_TYPE = "effect.long";
 
@@ -58,8 +59,10 @@ public final class FaultWorker {
   static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
   static final Duration LONG_HANDLER = Duration.ofSeconds(12);
   static final Duration LONG_HANDLER_TIMEOUT = Duration.ofSeconds(30);
+
   /** Past the handler timeout, under the lease. */
   static final Duration HANG_IGNORING = Duration.ofSeconds(4);
+
   /** Past the shutdown timeout and its grace, under the lease. */
   static final Duration STUBBORN = Duration.ofSeconds(6);
 
@@ -266,8 +269,7 @@ public final class FaultWorker {
     // record shows when each execution really ended (an engine that released the lease of a
     // handler still inside would show as an overlapping delivery)
     inFlight.awaitZero(Duration.ofSeconds(30));
-    System.out.println(
-        "CLOSED " + replica + " close-ms=" + (System.currentTimeMillis() - stopAt));
+    System.out.println("CLOSED " + replica + " close-ms=" + (System.currentTimeMillis() - stopAt));
     flushStats(fxPool, replica, counters);
     lmPool.close();
     fxPool.close();
