@@ -428,10 +428,13 @@ final class FaultRun {
    * it: its late outcomes must all be dropped by the version check.
    */
   private void freezePhase() throws Exception {
-    // a long handler pins the frozen replica's lease: it is certainly held at the freeze and can
-    // only be taken over once the lease ran out
+    // the freeze handler works for less than the lease (FaultWorker.FREEZE_HANDLER): frozen
+    // while it works, the replica holds the lease until it runs out, another replica takes the
+    // ticket over, and on resume the handler returns at once with a late outcome for the writer
     Worker w = null;
     String key = null;
+    long droppedBefore = 0;
+    long from = 0;
     for (int tries = 0; w == null && tries < 10; tries++) {
       key = "long-freeze-" + tries;
       saveTickets(FaultWorker.FREEZE_TYPE, List.of(key));
@@ -443,21 +446,34 @@ final class FaultRun {
           waitQuietly(Duration.ofMillis(50));
         }
       }
+      Worker candidate = null;
       for (Worker c : workers) {
         if (c.replica.equals(holder) && !c.busy && c.process.isAlive() && c.killedMs < 0) {
-          w = c;
+          candidate = c;
         }
       }
+      if (candidate == null) {
+        continue;
+      }
+      candidate.busy = true;
+      droppedBefore = droppedOutcomes(candidate.replica);
+      from = System.currentTimeMillis();
+      candidate.frozenFromMs = from;
+      signal(candidate.process, "STOP");
+      if (!candidate.replica.equals(holderOf(key))) {
+        // the handler finished before the freeze: nothing is held, try another ticket
+        signal(candidate.process, "CONT");
+        candidate.frozenFromMs = -1;
+        candidate.busy = false;
+        note("missed the freeze of " + key + ", trying again");
+        continue;
+      }
+      w = candidate;
     }
     if (w == null) {
       throw new IllegalStateException("no worker took a long ticket to freeze it with");
     }
-    w.busy = true;
-    long droppedBefore = droppedOutcomes(w.replica);
     phases.frozenReplica = w.replica;
-    long from = System.currentTimeMillis();
-    w.frozenFromMs = from;
-    signal(w.process, "STOP");
     note("froze " + w.replica + " holding " + key);
     phases.frozenInFlight = inFlightAt(w.replica, from);
     try {

@@ -58,6 +58,14 @@ public final class FaultWorker {
   static final Duration HANDLER_TIMEOUT = Duration.ofSeconds(2);
   static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
   static final Duration LONG_HANDLER = Duration.ofSeconds(12);
+
+  /**
+   * The freeze phase's handler works this long, less than the lease: frozen while it works, it
+   * returns at once when resumed, so its late outcome reaches the writer before a renewal could
+   * fence it, and only the write-back's version check can drop it.
+   */
+  static final Duration FREEZE_HANDLER = Duration.ofSeconds(5);
+
   static final Duration LONG_HANDLER_TIMEOUT = Duration.ofSeconds(30);
 
   /** Past the handler timeout, under the lease. */
@@ -199,7 +207,19 @@ public final class FaultWorker {
                   d.outcome = "ok";
                 });
     lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
-    lm.register(FREEZE_TYPE, longHandler, policy(FREEZE_TYPE));
+    io.localmessage.Handler freezeHandler =
+        m ->
+            rec.run(
+                m,
+                d -> {
+                  // the effect first (through the inbox), then the work the freeze interrupts
+                  d.outcome = "error";
+                  apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
+                  d.outcome = "long-interrupted";
+                  Thread.sleep(FREEZE_HANDLER.toMillis());
+                  d.outcome = "ok";
+                });
+    lm.register(FREEZE_TYPE, freezeHandler, policy(FREEZE_TYPE));
     // tickets pinned to this replica (and to the one it replaces): the suite knows which replica
     // runs them, so it can stop that one while they are in flight
     List<String> pinned = new ArrayList<>(List.of(replica));
