@@ -77,21 +77,27 @@ for bug in "${BUGS[@]}"; do
   seed "$bug"
   echo "=== $bug: $(git -C "$COPY" diff --stat | tail -1)"
   log="$WORK/$bug.log"
-  set +e
-  (cd "$COPY" && timeout 1200 ./mvnw -B -pl localmessage-faults -am test -Dtest="$TEST" \
-    -Dsurefire.failIfNoSpecifiedTests=false -Dlm.faults.noRestart=$([ "$RESTART" = true ] && echo false || echo true) \
-    >"$log" 2>&1)
-  rc=$?
-  set -e
-  if grep -q 'COMPILATION ERROR' "$log"; then
-    CAUGHT[$bug]="INJECTION DID NOT COMPILE"
-  elif [ $rc -ne 0 ] && grep -q 'Tests run:.*Failures: [1-9]\|Tests run:.*Errors: [1-9]' "$log"; then
-    CAUGHT[$bug]=yes
-  elif [ $rc -ne 0 ]; then
-    CAUGHT[$bug]="build failed (rc=$rc), see $log"
-  else
-    CAUGHT[$bug]=NO
-  fi
+  for try in 1 2; do
+    set +e
+    (cd "$COPY" && timeout 1200 ./mvnw -B -pl localmessage-faults -am test -Dtest="$TEST" \
+      -Dsurefire.failIfNoSpecifiedTests=false -Dlm.faults.noRestart=$([ "$RESTART" = true ] && echo false || echo true) \
+      >"$log" 2>&1)
+    rc=$?
+    set -e
+    # caught = an assertion of the suite failed; an error (a broker that did not start on a busy
+    # machine, a timeout) proves nothing either way: run once more, then call it inconclusive
+    if grep -q 'COMPILATION ERROR' "$log"; then
+      CAUGHT[$bug]="INJECTION DID NOT COMPILE"
+    elif [ $rc -ne 0 ] && grep -q 'Tests run:.*Failures: [1-9]' "$log"; then
+      CAUGHT[$bug]=yes
+    elif [ $rc -ne 0 ]; then
+      CAUGHT[$bug]="inconclusive (rc=$rc: $(grep -m1 -o '» .*' "$log" | cut -c1-120)), see $log"
+      [ "$try" = 1 ] && { echo "    inconclusive, once more"; continue; }
+    else
+      CAUGHT[$bug]=NO
+    fi
+    break
+  done
   # the soft assertions' descriptions of what failed, once each
   WHICH[$bug]=$(grep -o '^\[[^]]*\] *$' "$log" | grep -v '^\[\(ERROR\|INFO\|WARNING\)\]' \
     | sed 's/ *$//' | sort -u | paste -sd ';' - || true)

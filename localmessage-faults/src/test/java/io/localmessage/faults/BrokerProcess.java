@@ -14,6 +14,9 @@ import org.apache.kafka.common.Uuid;
  * test class path), so the suite can SIGKILL it and start it again on the same port and log dir.
  */
 final class BrokerProcess implements AutoCloseable {
+  /** Bounded: a JVM start on a machine busy with the rest of the suite can take a minute. */
+  private static final long START_TIMEOUT_SECONDS = 150;
+
   private final Path dir;
   private final int port;
   private final File properties;
@@ -74,7 +77,7 @@ final class BrokerProcess implements AutoCloseable {
     p.put("bootstrap.servers", bootstrap());
     p.put("request.timeout.ms", 2000);
     p.put("default.api.timeout.ms", 2000);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
     try (org.apache.kafka.clients.admin.Admin admin =
         org.apache.kafka.clients.admin.Admin.create(p)) {
       while (System.nanoTime() < deadline) {
@@ -90,7 +93,8 @@ final class BrokerProcess implements AutoCloseable {
         }
       }
     }
-    throw new IllegalStateException("the broker did not start in 60 s: see " + log);
+    throw new IllegalStateException(
+        "the broker did not start in " + START_TIMEOUT_SECONDS + " s: see " + log);
   }
 
   /** SIGKILL, as a crashed broker. */

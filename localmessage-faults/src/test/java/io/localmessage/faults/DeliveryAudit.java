@@ -175,9 +175,11 @@ final class DeliveryAudit {
           Exec next = list.get(i + 1);
           // a replica frozen up to a lease before the start may have held the claim across the
           // freeze: its handler then ran on a lease that had already ended
+          // (a held write-back is the same from the database's side: the outcome arrives late)
           if (w != null
               && (within(w.killedMs, d.start(), windowEnd)
-                  || within(w.frozenFromMs, d.start() - lease, windowEnd))) {
+                  || within(w.frozenFromMs, d.start() - lease, windowEnd)
+                  || within(w.heldFromMs, d.start() - lease, windowEnd))) {
             r.reexecAfterOkOfKilledOrFrozen++;
           } else if (w != null && within(w.stopMs, d.start(), d.end())) {
             // still inside when its replica's shutdown gave up on it: the lease is kept until
@@ -297,6 +299,9 @@ final class DeliveryAudit {
     if (owner.stopMs >= 0 && owner.stopMs <= c.at()) {
       return "stopped";
     }
+    if (owner.heldFromMs >= 0 && owner.heldFromMs <= c.at()) {
+      return "held write-back"; // the suite held its write-back in the network past the lease
+    }
     for (long[] o : ph.outages) {
       // its lease (renewed at the latest one lease before its end) ran during the outage
       if (c.oldLeaseEnd() >= o[0] && c.oldLeaseEnd() - lease <= o[1] + 1_000) {
@@ -312,12 +317,15 @@ final class DeliveryAudit {
       return " (unknown replica)";
     }
     return String.format(
-        " (%s relative to it: started %+d, killed %s, frozen %s..%s, stopped %s)",
+        " (%s relative to it: started %+d, killed %s, frozen %s..%s, write-back held %s..%s,"
+            + " stopped %s)",
         w.replica,
         w.startedMs - t,
         rel(w.killedMs, t),
         rel(w.frozenFromMs, t),
         rel(w.frozenToMs, t),
+        rel(w.heldFromMs, t),
+        rel(w.heldToMs, t),
         rel(w.stopMs, t));
   }
 

@@ -118,7 +118,15 @@ final class FaultRun {
     volatile long killedMs = -1;
     volatile long frozenFromMs = -1;
     volatile long frozenToMs = -1;
+
+    /** When the suite held this worker's write-back in the network (the held write-back phase). */
+    volatile long heldFromMs = -1;
+
+    volatile long heldToMs = -1;
     volatile long stopMs = -1;
+
+    /** Its own way to the ticket database (null when the run has no scripted phases). */
+    volatile TcpProxy proxy;
 
     /** Frozen or being stopped by a phase: not a victim for the random kills. */
     volatile boolean busy;
@@ -159,6 +167,10 @@ final class FaultRun {
     volatile long frozenTakeovers = -1;
     volatile long frozenDropped = -1;
     volatile long freezeMs;
+    volatile String heldReplica;
+    volatile long heldMs = -1;
+    volatile long heldCasConflicts = -1;
+    volatile String heldStaleWriteApplied;
     final AtomicInteger gracefulStops = new AtomicInteger();
     final AtomicInteger gracefulStopsWithInFlight = new AtomicInteger();
     final AtomicInteger gracefulStopsWithLongInFlight = new AtomicInteger();
@@ -177,7 +189,8 @@ final class FaultRun {
               "| proxy outages=%d (%d ms, %d connections reset) | freeze of %s: %d ms, in flight=%d,"
                   + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
                   + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
-                  + " inside after the shutdown timeout=%d) | poison rows=%d%s",
+                  + " inside after the shutdown timeout=%d) | held write-back of %s: %d ms, CAS"
+                  + " conflicts=%d%s | poison rows=%d%s",
               proxyCuts,
               proxyOutageMs,
               proxyCutConnections,
@@ -190,6 +203,12 @@ final class FaultRun {
               gracefulStopsWithInFlight.get(),
               gracefulStopsWithLongInFlight.get(),
               gracefulStopsWithHandlerStillInside.get(),
+              heldReplica,
+              heldMs,
+              heldCasConflicts,
+              heldStaleWriteApplied == null
+                  ? ""
+                  : ", STALE WRITE APPLIED: " + heldStaleWriteApplied,
               poisonRows,
               problems.isEmpty() ? "" : " | problems: " + problems);
     }
@@ -212,7 +231,12 @@ final class FaultRun {
   private final Phases phases = new Phases();
   private BrokerProcess broker;
   private Process consumer;
-  private TcpProxy proxy;
+
+  /** The ticket database's host and port, which each worker's proxy forwards to. */
+  private String upstreamHost;
+
+  private int upstreamPort;
+  private volatile long outageUntilNanos;
 
   FaultRun(Plan plan, TestDatabase ticketsDb, TestDatabase effectsDb) {
     this.plan = plan;
@@ -239,8 +263,10 @@ final class FaultRun {
       if (broker != null) {
         broker.close();
       }
-      if (proxy != null) {
-        proxy.close();
+      for (Worker w : workers) {
+        if (w.proxy != null) {
+          w.proxy.close();
+        }
       }
     }
   }
@@ -262,7 +288,8 @@ final class FaultRun {
       if (!m.find()) {
         throw new IllegalStateException("no host:port in " + ticketsDb.jdbcUrl());
       }
-      proxy = new TcpProxy(m.group(1), Integer.parseInt(m.group(2)));
+      upstreamHost = m.group(1);
+      upstreamPort = Integer.parseInt(m.group(2));
     }
     long t0 = System.nanoTime();
     if (plan.kafka()) {
@@ -289,13 +316,14 @@ final class FaultRun {
     boolean poisoned = false;
     boolean cut = false;
     Thread freeze = null;
+    Thread held = null;
     Thread rolling = null;
     long killEveryNanos = plan.killEvery().toNanos();
     long nextKill = System.nanoTime() + killEveryNanos;
     long deadline = System.nanoTime() + plan.deadline().toNanos();
     long nextPendingNote = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
     long lastEventDistinct = 0;
-    while (producer.isAlive() || pending() > 0 || alive(freeze) || alive(rolling)) {
+    while (producer.isAlive() || pending() > 0 || alive(freeze) || alive(held) || alive(rolling)) {
       if (System.nanoTime() > deadline) {
         break;
       }
@@ -334,6 +362,9 @@ final class FaultRun {
         if (freeze == null && progress > 0.1) {
           freeze = phase("fault-freeze", this::freezePhase);
         }
+        if (held == null && progress > 0.2) {
+          held = phase("fault-held-write-back", this::heldWriteBackPhase);
+        }
         if (!poisoned && progress > 0.3) {
           insertPoisonRows();
           poisoned = true;
@@ -343,7 +374,12 @@ final class FaultRun {
           // lease minus the write-back margin, while they write back at full speed
           note("proxy outage of " + PROXY_OUTAGE.toMillis() + " ms");
           long from = System.currentTimeMillis();
-          phases.proxyCutConnections += proxy.cut(PROXY_OUTAGE);
+          outageUntilNanos = System.nanoTime() + PROXY_OUTAGE.toNanos();
+          for (Worker w : workers) {
+            if (w.proxy != null) {
+              phases.proxyCutConnections += w.proxy.cut(PROXY_OUTAGE);
+            }
+          }
           phases.proxyCuts++;
           phases.proxyOutageMs += PROXY_OUTAGE.toMillis();
           phases.outages.add(new long[] {from, from + PROXY_OUTAGE.toMillis()});
@@ -369,6 +405,7 @@ final class FaultRun {
     note("chaos over, pending=" + pending());
     producer.join(TimeUnit.MINUTES.toMillis(1));
     joinPhase(freeze);
+    joinPhase(held);
     joinPhase(rolling);
     while (plan.kafka() && System.nanoTime() < deadline && eventDistinct() < events.get()) {
       if (!consumer.isAlive()) {
@@ -500,6 +537,97 @@ final class FaultRun {
   }
 
   /**
+   * The write-back statements of the dialects (PostgreSQL, MySQL/MariaDB) as the server receives
+   * them: the held write-back phase holds the first one a worker sends.
+   */
+  static final List<String> WRITE_BACK_MARKERS =
+      List.of(
+          "DELETE FROM " + FaultWorker.TABLE + " t USING unnest",
+          "DELETE FROM " + FaultWorker.TABLE + " WHERE id IN (");
+
+  /**
+   * A stale write-back that reaches the database. An idle replica runs one ticket, and its
+   * write-back is held in the network (sent by the replica, not yet seen by the server) past the
+   * lease; its successor takes the ticket over and works on it; then the held statement arrives.
+   * The version check must refuse it: a CAS conflict on the replica, and the ticket stays with its
+   * new owner. A freeze cannot show this deterministically: a resumed engine drops its stale
+   * outcomes before they reach the database (it knows its lease end, and a failed renewal fences),
+   * so only a delay between the replica and the server puts the version check to work.
+   */
+  private void heldWriteBackPhase() throws Exception {
+    Worker s = startWorker(-1, "", true);
+    s.busy = true;
+    long ready = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!s.ready() && s.process.isAlive() && System.nanoTime() < ready) {
+      waitQuietly(Duration.ofMillis(100));
+    }
+    if (!s.ready()) {
+      throw new IllegalStateException(s.replica + " never started");
+    }
+    String key = "stall-" + s.replica;
+    long casBefore = casConflicts(s.replica);
+    s.proxy.holdNext(WRITE_BACK_MARKERS);
+    saveTickets(FaultWorker.pinnedType(s.replica), List.of(key));
+    if (!s.proxy.awaitHolding(Duration.ofSeconds(30))) {
+      s.proxy.release();
+      throw new IllegalStateException("the write-back of " + key + " was never sent");
+    }
+    s.heldFromMs = System.currentTimeMillis();
+    phases.heldReplica = s.replica;
+    note("holding the write-back of " + s.replica + " for " + key);
+    // its successor registers the pinned type: it takes the ticket over when the lease ran out
+    Worker successor = startWorker(-1, s.replica, false);
+    successor.busy = true;
+    try {
+      long end = System.nanoTime() + FaultWorker.LEASE.multipliedBy(6).toNanos();
+      while (System.nanoTime() < end && !takeoverDeliveryInside(key)) {
+        waitQuietly(Duration.ofMillis(50));
+      }
+      if (!takeoverDeliveryInside(key)) {
+        throw new IllegalStateException("nobody took " + key + " over while its write-back waited");
+      }
+    } finally {
+      s.proxy.release();
+      s.heldToMs = System.currentTimeMillis();
+    }
+    phases.heldMs = s.heldToMs - s.heldFromMs;
+    note("released the held write-back of " + s.replica);
+    // while the new owner works, its ticket must stay: a stale write-back applied would delete it
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (System.nanoTime() < end && casConflicts(s.replica) <= casBefore) {
+      if (takeoverDeliveryInside(key) && !ticketExists(key)) {
+        phases.heldStaleWriteApplied = key + " deleted while its new owner still ran it";
+        break;
+      }
+      waitQuietly(Duration.ofMillis(20));
+    }
+    phases.heldCasConflicts = casConflicts(s.replica) - casBefore;
+    note("the held write-back of " + s.replica + ": CAS conflicts=" + phases.heldCasConflicts);
+    successor.busy = false;
+  }
+
+  /** Whether a delivery of {@code key} after the first is inside its handler now. */
+  private boolean takeoverDeliveryInside(String key) {
+    return count(
+            effects,
+            "SELECT COUNT(*) FROM fx_exec WHERE idem_key = ? AND attempt > 1 AND ended_ms IS NULL",
+            key)
+        > 0;
+  }
+
+  private boolean ticketExists(String key) {
+    return count(tickets, "SELECT COUNT(*) FROM " + FaultWorker.TABLE + " WHERE idem_key = ?", key)
+        > 0;
+  }
+
+  private long casConflicts(String replica) {
+    return count(
+        effects,
+        "SELECT COALESCE(SUM(cas_conflicts), 0) FROM fx_worker_stats WHERE replica = ?",
+        replica);
+  }
+
+  /**
    * Restarts every worker gracefully, one after the other, in the middle of the run, each while it
    * runs a long handler that a stop interrupts and a stubborn one that ignores the interrupt and
    * outlives the shutdown timeout (still under its lease).
@@ -544,7 +672,7 @@ final class FaultRun {
       }
       // its successor registers the pinned type, to finish what the stop gave back or kept; it
       // is never a kill target, or the pinned tickets would wait for a replica that never comes
-      startWorker(-1, pick.replica).busy = true;
+      startWorker(-1, pick.replica, false).busy = true;
       if (!pick.process.waitFor(60, TimeUnit.SECONDS)) {
         phases.problems.add(pick.replica + " did not stop within 60 s");
         pick.process.destroyForcibly();
@@ -927,14 +1055,29 @@ final class FaultRun {
   }
 
   private void startWorker(long exhaustAfterMs) throws IOException {
-    startWorker(exhaustAfterMs, "");
+    startWorker(exhaustAfterMs, "", false);
   }
 
-  private Worker startWorker(long exhaustAfterMs, String alsoPinned) throws IOException {
+  /**
+   * Starts a worker; {@code alsoPinned}: the replica whose pinned type it also registers; {@code
+   * onlyPinned}: it registers its pinned type and nothing else (an idle replica whose every
+   * statement the suite can attribute).
+   */
+  private Worker startWorker(long exhaustAfterMs, String alsoPinned, boolean onlyPinned)
+      throws IOException {
     String replica = "w" + replicaSeq.incrementAndGet();
     String cp =
         System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    String lmUrl = proxy == null ? ticketsDb.jdbcUrl() : proxy.rewrite(ticketsDb.jdbcUrl());
+    TcpProxy proxy = null;
+    String lmUrl = ticketsDb.jdbcUrl();
+    if (upstreamHost != null) {
+      proxy = new TcpProxy(upstreamHost, upstreamPort);
+      long outageLeft = outageUntilNanos - System.nanoTime();
+      if (outageLeft > 0) {
+        proxy.cut(Duration.ofNanos(outageLeft)); // started during the outage: away as well
+      }
+      lmUrl = proxy.rewrite(lmUrl);
+    }
     List<String> cmd =
         new ArrayList<>(
             List.of(
@@ -951,10 +1094,12 @@ final class FaultRun {
                 "--inbox=" + plan.inbox(),
                 "--exhaust-after-ms=" + exhaustAfterMs,
                 "--also-pinned=" + alsoPinned,
+                "--only-pinned=" + onlyPinned,
                 "--bootstrap=" + (broker == null ? "" : broker.bootstrap())));
     File log = new File(logDir, replica + ".log");
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start();
     Worker w = new Worker(replica, p, log);
+    w.proxy = proxy;
     workers.add(w);
     return w;
   }

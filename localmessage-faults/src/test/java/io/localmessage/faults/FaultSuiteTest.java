@@ -119,6 +119,17 @@ class FaultSuiteTest {
     // over, so each outcome it then produces is stale and must be dropped by the version check
     // (a CAS conflict, a fenced execution or a write-back given up at its lease end): bound > 0.
     soft.assertThat(p.frozenDropped).as("late outcomes of the frozen replica dropped").isPositive();
+    // A stale write-back that reaches the server (held in the network past the lease while the
+    // successor took the ticket over) is refused by the version check: a CAS conflict on the
+    // replica that sent it (bound > 0), and the ticket stays with its new owner (bound: never
+    // deleted while the new owner runs it).
+    soft.assertThat(p.heldCasConflicts)
+        .as("CAS conflicts of the replica whose write-back arrived after a takeover")
+        .isPositive();
+    soft.assertThat(p.heldStaleWriteApplied).as("a stale write-back applied").isNull();
+    soft.assertThat(a.takeovers("held write-back"))
+        .as("tickets taken over while their write-back was held")
+        .isPositive();
     soft.assertThat(p.gracefulStops.get()).as("mid-run graceful stops").isGreaterThanOrEqualTo(3);
     soft.assertThat(p.gracefulStopsWithInFlight.get())
         .as("mid-run graceful stops with handlers in flight")

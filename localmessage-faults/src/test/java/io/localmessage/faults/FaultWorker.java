@@ -68,6 +68,12 @@ public final class FaultWorker {
 
   static final Duration LONG_HANDLER_TIMEOUT = Duration.ofSeconds(30);
 
+  /**
+   * The takeover's delivery in the held write-back phase works this long (under the lease), so the
+   * stale write-back of the first delivery arrives while the new owner holds the ticket.
+   */
+  static final Duration STALL_TAKEOVER = Duration.ofSeconds(6);
+
   /** Past the handler timeout, under the lease. */
   static final Duration HANG_IGNORING = Duration.ofSeconds(4);
 
@@ -110,6 +116,7 @@ public final class FaultWorker {
     String replica = a.get("replica");
     boolean inboxOn = Boolean.parseBoolean(a.getOrDefault("inbox", "true"));
     long exhaustAfterMs = Long.parseLong(a.getOrDefault("exhaust-after-ms", "-1"));
+    boolean onlyPinned = Boolean.parseBoolean(a.getOrDefault("only-pinned", "false"));
     HikariDataSource lmPool = pool(a.get("lm-url"), a.get("lm-user"), 12, replica + "-lm");
     HikariDataSource fxPool = pool(a.get("fx-url"), a.get("fx-user"), 12, replica + "-fx");
     // dialects named, not detected: a replacement may start while the database restarts
@@ -132,8 +139,7 @@ public final class FaultWorker {
             .build();
     InFlight inFlight = new InFlight();
     Recorder rec = new Recorder(fxPool, replica, inFlight);
-    lm.register(
-        TYPE,
+    io.localmessage.Handler applyHandler =
         m -> {
           long entered = System.currentTimeMillis();
           String key = m.idemKey();
@@ -183,13 +189,24 @@ public final class FaultWorker {
                 }
                 d.outcome = "ok";
               });
-        },
-        policy(TYPE));
+        };
     io.localmessage.Handler longHandler =
         m ->
             rec.run(
                 m,
                 d -> {
+                  if (m.idemKey().startsWith("stall-")) {
+                    // the held write-back phase: the first delivery ends at once (the suite
+                    // holds its write-back in the network); the takeover works a while, so the
+                    // stale write-back arrives while the new owner holds the ticket
+                    apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
+                    if (m.attempt() > 1) {
+                      d.outcome = "long-interrupted";
+                      Thread.sleep(STALL_TAKEOVER.toMillis());
+                    }
+                    d.outcome = "ok";
+                    return;
+                  }
                   if (m.idemKey().startsWith("stubborn-")) {
                     // ignores the interrupt of a graceful stop and outlives its shutdown timeout,
                     // ending before its lease: no other delivery may start meanwhile
@@ -206,7 +223,10 @@ public final class FaultWorker {
                   apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
                   d.outcome = "ok";
                 });
-    lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
+    if (!onlyPinned) {
+      lm.register(TYPE, applyHandler, policy(TYPE));
+      lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
+    }
     io.localmessage.Handler freezeHandler =
         m ->
             rec.run(
@@ -219,7 +239,9 @@ public final class FaultWorker {
                   Thread.sleep(FREEZE_HANDLER.toMillis());
                   d.outcome = "ok";
                 });
-    lm.register(FREEZE_TYPE, freezeHandler, policy(FREEZE_TYPE));
+    if (!onlyPinned) {
+      lm.register(FREEZE_TYPE, freezeHandler, policy(FREEZE_TYPE));
+    }
     // tickets pinned to this replica (and to the one it replaces): the suite knows which replica
     // runs them, so it can stop that one while they are in flight
     List<String> pinned = new ArrayList<>(List.of(replica));
@@ -233,7 +255,7 @@ public final class FaultWorker {
     }
     String bootstrap = a.get("bootstrap");
     io.localmessage.kafka.KafkaRelay relay = null;
-    if (bootstrap != null && !bootstrap.isBlank()) {
+    if (bootstrap != null && !bootstrap.isBlank() && !onlyPinned) {
       relay =
           io.localmessage.kafka.KafkaRelay.builder()
               .producerProperties(

@@ -7,16 +7,23 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A TCP proxy in the test JVM between the workers and the ticket database. Cutting it makes the
- * database unreachable for the workers only (every open connection is reset, new ones are refused)
- * for as long as the suite wants, without touching the shared server.
+ * A TCP proxy in the test JVM between one worker and the ticket database. Cutting it makes the
+ * database unreachable for that worker only (every open connection is reset, new ones are refused)
+ * for as long as the suite wants, without touching the shared server. Holding makes the next
+ * statement that carries a given text wait in the network (the worker has sent it; the server has
+ * not seen it) until the suite releases it, while every other statement of the worker flows.
  */
 final class TcpProxy implements AutoCloseable {
   private final String upstreamHost;
@@ -26,6 +33,9 @@ final class TcpProxy implements AutoCloseable {
   private final AtomicInteger cutConnections = new AtomicInteger();
   private final AtomicLong cutUntilNanos = new AtomicLong();
   private final Thread acceptor;
+  private final AtomicReference<List<String>> holdMarkers = new AtomicReference<>();
+  private final CountDownLatch holding = new CountDownLatch(1);
+  private final CountDownLatch released = new CountDownLatch(1);
   private volatile boolean closed;
 
   TcpProxy(String upstreamHost, int upstreamPort) throws IOException {
@@ -63,6 +73,27 @@ final class TcpProxy implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Holds the first chunk a client sends that contains one of {@code markers} (ASCII statement
+   * text) until {@link #release()}: that statement waits in the network, every other one flows.
+   * Once only.
+   */
+  void holdNext(List<String> markers) {
+    if (!holdMarkers.compareAndSet(null, List.copyOf(markers))) {
+      throw new IllegalStateException("this proxy already held a statement");
+    }
+  }
+
+  /** Waits until a statement is held; returns whether one was within {@code timeout}. */
+  boolean awaitHolding(Duration timeout) throws InterruptedException {
+    return holding.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Lets the held statement (and any later one) go on to the server. */
+  void release() {
+    released.countDown();
+  }
+
   int cutConnections() {
     return cutConnections.get();
   }
@@ -90,15 +121,15 @@ final class TcpProxy implements AutoCloseable {
         up.setTcpNoDelay(true);
         open.add(client);
         open.add(up);
-        pump(client, up);
-        pump(up, client);
+        pump(client, up, true);
+        pump(up, client, false);
       } catch (IOException e) {
         closeQuietly(client);
       }
     }
   }
 
-  private void pump(Socket from, Socket to) {
+  private void pump(Socket from, Socket to, boolean fromClient) {
     Thread t =
         new Thread(
             () -> {
@@ -107,11 +138,18 @@ final class TcpProxy implements AutoCloseable {
                   OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
+                  if (fromClient && shouldHold(buf, n)) {
+                    holding.countDown();
+                    // bounded: a suite that never releases must not leave the worker hanging
+                    released.await(2, TimeUnit.MINUTES);
+                  }
                   out.write(buf, 0, n);
                   out.flush();
                 }
               } catch (IOException e) {
                 // one side went away (or the suite cut the link): close both
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               } finally {
                 open.remove(from);
                 open.remove(to);
@@ -122,6 +160,20 @@ final class TcpProxy implements AutoCloseable {
             "fault-proxy-pump");
     t.setDaemon(true);
     t.start();
+  }
+
+  private boolean shouldHold(byte[] buf, int n) {
+    List<String> markers = holdMarkers.get();
+    if (markers == null || markers.isEmpty()) {
+      return false;
+    }
+    String text = new String(buf, 0, n, StandardCharsets.ISO_8859_1);
+    for (String marker : markers) {
+      if (text.contains(marker) && holdMarkers.compareAndSet(markers, List.of())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void closeQuietly(Socket s) {
