@@ -48,8 +48,9 @@ seed() {
       inject "$PG" 1 's/ t SET attempts = t\.attempts \+ 1, version/ t SET attempts = t.attempts, version/g' ;;
     drop-success) # the writer silently drops 1% of success write-backs
       inject "$CORE/internal/WriteBehind.java" 1 's/(\n  void submit\(WriteItem item\) \{\n)/$1    if (item.isDelete() \&\& java.util.concurrent.ThreadLocalRandom.current().nextInt(100) == 0) {\n      item.onWritten().run();\n      return;\n    }\n/g' ;;
-    timeout-overlap) # a timed-out handler keeps running while its retry is written and starts
-      inject "$CORE/internal/Execution.java" 1 's/(    timedOut = true;\n    thread\.interrupt\(\);\n)(    return true;)/$1    state = State.ABANDONED;\n    sink.decided(this, same(io.localmessage.Outcome.retry("timed out")), Ending.TIMED_OUT, Duration.ZERO);\n$2/g' ;;
+    timeout-overlap) # on a timeout the watchdog writes the retry while the handler's thread is
+      # still inside (the engine before the fix): the retry can start next to the running handler
+      inject "$CORE/internal/Dispatcher.java" 1 's/(        if \(e\.overdue\(now\) \&\& e\.timeOut\(\)\) \{\n)/$1          if (e.abandonIfInside()) {\n            decided(e, java.util.Collections.nCopies(e.messages.size(), io.localmessage.Outcome.retry("timed out")), Execution.Ending.TIMED_OUT, java.time.Duration.ZERO);\n          }\n/g' ;;
     close-releases) # close() releases the leases of handlers still running
       inject "$CORE/internal/Dispatcher.java" 1 's/(OutcomePolicy\.MAX_ERROR_LENGTH\),\n\s*-1,\n\s*)true\)/$1false)/g' ;;
     inbox) # the Kafka consumer skips the inbox check
