@@ -93,7 +93,11 @@ for bug in "${BUGS[@]}"; do
       CAUGHT[$bug]=yes
     elif [ $rc -ne 0 ]; then
       CAUGHT[$bug]="inconclusive (rc=$rc: $(grep -m1 -o '» .*' "$log" | cut -c1-120)), see $log"
-      [ "$try" = 1 ] && { echo "    inconclusive, once more"; continue; }
+      if [ "$try" = 1 ]; then
+        echo "    ${CAUGHT[$bug]}; once more"
+        mv "$log" "$log.try1"
+        continue
+      fi
     else
       CAUGHT[$bug]=NO
     fi
