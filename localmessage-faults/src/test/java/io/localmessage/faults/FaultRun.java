@@ -238,6 +238,17 @@ final class FaultRun {
   private int upstreamPort;
   private volatile long outageUntilNanos;
 
+  /**
+   * Faults that break the workers' connections (the database restart, the proxy outage) and the
+   * held write-back exclude each other: a connection reset while the statement is held would make
+   * the worker send its write-back again on a new connection, within its lease, where it succeeds,
+   * and the phase would have nothing to show. Guarded by itself.
+   */
+  private final Object connectionFaults = new Object();
+
+  private boolean holdingWriteBack; // guarded by connectionFaults
+  private boolean restarting; // guarded by connectionFaults
+
   FaultRun(Plan plan, TestDatabase ticketsDb, TestDatabase effectsDb) {
     this.plan = plan;
     this.ticketsDb = ticketsDb;
@@ -323,7 +334,14 @@ final class FaultRun {
     long deadline = System.nanoTime() + plan.deadline().toNanos();
     long nextPendingNote = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
     long lastEventDistinct = 0;
-    while (producer.isAlive() || pending() > 0 || alive(freeze) || alive(held) || alive(rolling)) {
+    while (producer.isAlive()
+        || pending() > 0
+        || alive(freeze)
+        || alive(held)
+        || alive(rolling)
+        // a connection fault deferred by the held write-back still fires, after it
+        || (plan.restartDatabase() && !restarted)
+        || (plan.phases() && !cut)) {
       if (System.nanoTime() > deadline) {
         break;
       }
@@ -350,10 +368,16 @@ final class FaultRun {
         consumerKills++;
         startConsumer();
       }
-      if (plan.restartDatabase() && !restarted && progress > 0.35) {
+      if (plan.restartDatabase() && !restarted && progress > 0.35 && startConnectionFault()) {
         long from = System.currentTimeMillis();
         note("database restart");
-        downtime = DatabaseRestart.restart(ticketsDb.kind());
+        try {
+          downtime = DatabaseRestart.restart(ticketsDb.kind());
+        } finally {
+          synchronized (connectionFaults) {
+            restarting = false;
+          }
+        }
         note("database back after " + downtime + " ms");
         phases.outages.add(new long[] {from, System.currentTimeMillis()});
         restarted = true;
@@ -362,19 +386,22 @@ final class FaultRun {
         if (freeze == null && progress > 0.1) {
           freeze = phase("fault-freeze", this::freezePhase);
         }
-        if (held == null && progress > 0.2) {
+        if (held == null && progress > 0.05) {
           held = phase("fault-held-write-back", this::heldWriteBackPhase);
         }
         if (!poisoned && progress > 0.3) {
           insertPoisonRows();
           poisoned = true;
         }
-        if (!cut && progress > 0.45) {
+        if (!cut && progress > 0.45 && startConnectionFault()) {
           // the ticket database is away for the workers (not the producer), shorter than the
           // lease minus the write-back margin, while they write back at full speed
           note("proxy outage of " + PROXY_OUTAGE.toMillis() + " ms");
           long from = System.currentTimeMillis();
-          outageUntilNanos = System.nanoTime() + PROXY_OUTAGE.toNanos();
+          synchronized (connectionFaults) {
+            restarting = false; // the outage is timed by its end, below
+            outageUntilNanos = System.nanoTime() + PROXY_OUTAGE.toNanos();
+          }
           for (Worker w : workers) {
             if (w.proxy != null) {
               phases.proxyCutConnections += w.proxy.cut(PROXY_OUTAGE);
@@ -537,6 +564,45 @@ final class FaultRun {
   }
 
   /**
+   * Whether a fault that breaks connections may start now (not while a write-back is held); marks
+   * it as running until its caller says it ended.
+   */
+  private boolean startConnectionFault() {
+    synchronized (connectionFaults) {
+      if (holdingWriteBack) {
+        return false;
+      }
+      restarting = true;
+      return true;
+    }
+  }
+
+  /**
+   * Waits (bounded) until no connection-breaking fault runs or has just ended, then marks the
+   * write-back hold as started, so none starts until {@link #endHold()}.
+   */
+  private void beginHold() {
+    long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+    while (System.nanoTime() < end) {
+      synchronized (connectionFaults) {
+        // a second after an outage, so the pools have their connections back
+        if (!restarting && System.nanoTime() - outageUntilNanos > TimeUnit.SECONDS.toNanos(1)) {
+          holdingWriteBack = true;
+          return;
+        }
+      }
+      waitQuietly(Duration.ofMillis(100));
+    }
+    throw new IllegalStateException("a connection fault did not end within 3 minutes");
+  }
+
+  private void endHold() {
+    synchronized (connectionFaults) {
+      holdingWriteBack = false;
+    }
+  }
+
+  /**
    * The write-back statements of the dialects (PostgreSQL, MySQL/MariaDB) as the server receives
    * them: the held write-back phase holds the first one a worker sends.
    */
@@ -565,6 +631,15 @@ final class FaultRun {
       throw new IllegalStateException(s.replica + " never started");
     }
     String key = "stall-" + s.replica;
+    beginHold();
+    try {
+      holdOneWriteBack(s, key);
+    } finally {
+      endHold();
+    }
+  }
+
+  private void holdOneWriteBack(Worker s, String key) throws Exception {
     long casBefore = casConflicts(s.replica);
     s.proxy.holdNext(WRITE_BACK_MARKERS);
     saveTickets(FaultWorker.pinnedType(s.replica), List.of(key));
@@ -584,7 +659,8 @@ final class FaultRun {
         waitQuietly(Duration.ofMillis(50));
       }
       if (!takeoverDeliveryInside(key)) {
-        throw new IllegalStateException("nobody took " + key + " over while its write-back waited");
+        throw new IllegalStateException(
+            "nobody took " + key + " over while its write-back waited (" + ticketState(key) + ")");
       }
     } finally {
       s.proxy.release();
@@ -613,6 +689,21 @@ final class FaultRun {
             "SELECT COUNT(*) FROM fx_exec WHERE idem_key = ? AND attempt > 1 AND ended_ms IS NULL",
             key)
         > 0;
+  }
+
+  /** For a failure message: the ticket's row as the database has it now. */
+  private String ticketState(String key) {
+    try {
+      return Sql.string(
+          tickets,
+          "SELECT CONCAT('status=', status, ' attempts=', attempts, ' version=', version,"
+              + " ' owner=', COALESCE(lease_owner, '-')) FROM "
+              + FaultWorker.TABLE
+              + " WHERE idem_key = ?",
+          key);
+    } catch (RuntimeException e) {
+      return "row not readable: " + e;
+    }
   }
 
   private boolean ticketExists(String key) {
