@@ -7,6 +7,7 @@ import io.localmessage.jdbc.Dialects;
 import io.localmessage.kafka.internal.ConsumerMetrics;
 import io.localmessage.kafka.internal.DeadLetters;
 import io.localmessage.kafka.internal.InboxLoop;
+import io.localmessage.kafka.internal.InboxRows;
 import io.localmessage.kafka.internal.InboxSchema;
 import io.localmessage.spi.Dialect;
 import java.sql.Connection;
@@ -17,12 +18,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,25 +33,36 @@ import org.slf4j.LoggerFactory;
 /**
  * Consumes Kafka records and applies each one's effect at most once, through the inbox.
  *
- * <p>On its own thread ({@code lm-inbox-<name>}) it polls and, for each record, in one database
- * transaction: records {@code (name, event id)} in the inbox ({@link Inbox#tryRecord}); if the id
- * is new, runs the {@link RecordHandler} with the same connection; commits. A duplicate skips the
- * handler. Kafka offsets are committed (manually, never automatically) only after the records'
- * transactions committed, so a crash anywhere re-delivers and the inbox skips what was applied.
+ * <p>A poll thread ({@code lm-inbox-<name>}) fetches records and hands each partition's records to
+ * that partition's lane; {@code concurrency} worker threads ({@code lm-inbox-<name>-<n>}) apply the
+ * lanes side by side, each lane in offset order, one batch at a time. A batch is one database
+ * transaction: up to {@code batchSize} records of one partition, cut short when {@code batchTime}
+ * is spent. In it, every record's id is recorded in the inbox (a duplicate, also the same id twice
+ * in one batch, skips its handler) and the {@link RecordHandler} of each new record runs on the
+ * same connection; then the transaction commits. Kafka offsets are committed (manually, never
+ * automatically) only for records whose transaction committed or that were parked, so a crash
+ * anywhere re-delivers and the inbox skips what was applied.
  *
  * <p>The event id is {@code <lm-biz-type>:<lm-event-id>} for records of the {@link KafkaRelay}, the
  * bare {@value RelayHeaders#EVENT_ID} header when there is no biz type, else {@code
  * topic-partition-offset}.
  *
- * <p>A handler that throws is retried with exponential backoff up to {@code maxAttempts}; then the
- * record is parked in the dead table ({@code local_inbox_dead}, DDL in {@code
- * db/localmessage/<dialect>/V2__localmessage_inbox_dead.sql}) with its error, the offset moves past
- * it and consumption goes on. A parked record has no inbox row: a later redelivery is tried again.
- * A database failure outside the handler (no connection, inbox insert or commit failing) is not the
- * record's fault: the loop seeks back to the record and tries again after a backoff, so nothing is
- * parked or skipped because the database was down.
+ * <p>A handler that throws rolls its batch's transaction back; the records before it are applied
+ * again in a transaction of their own (their handlers run once more, their effects commit once),
+ * and the failing record is retried alone with exponential backoff up to {@code maxAttempts}; then
+ * it is parked in the dead table ({@code local_inbox_dead}, DDL in {@code
+ * db/localmessage/<dialect>/V2__localmessage_inbox_dead.sql}) with its error, and its partition
+ * goes on. Only its own partition waits meanwhile. A parked record has no inbox row: a later
+ * redelivery is tried again. A database failure outside the handler (no connection, inbox insert,
+ * rollback or commit failing) is not the records' fault: the lane tries the same batch again after
+ * a backoff, so nothing is parked or skipped because the database was down. A commit whose result
+ * is unknown (the connection broke during it) is handled the same way: the batch is applied again
+ * and the inbox skips the records if the commit did happen.
  *
- * <p>Rebalances commit what is done; records fetched but not applied are never committed past.
+ * <p>Polling never waits for the database: a partition whose lane holds two batches is paused until
+ * it has drained. On a rebalance the consumer waits (up to half the close timeout) for the batches
+ * of the revoked partitions, commits their offsets and applies nothing more of them; records
+ * fetched but not applied are never committed past.
  *
  * <p>The dedup window is the inbox row's lifetime: rows older than the retention (default 7 days)
  * are purged by a background thread, after which a very late duplicate would be applied again. The
@@ -70,6 +84,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
   public static final Duration DEFAULT_PURGE_INTERVAL = Duration.ofHours(1);
+  public static final int DEFAULT_BATCH_SIZE = 500;
+  public static final Duration DEFAULT_BATCH_TIME = Duration.ofMillis(200);
+  public static final int DEFAULT_CONCURRENCY = 4;
   static final int DEFAULT_MAX_POLL_INTERVAL_MS = 300_000;
 
   private final String name;
@@ -89,12 +106,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     this.retention = b.retention;
     this.purgeInterval = b.purgeInterval;
     this.closeTimeout = b.closeTimeout;
-    long maxPollInterval =
-        Long.parseLong(
-            props
-                .getOrDefault(
-                    ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, DEFAULT_MAX_POLL_INTERVAL_MS)
-                .toString());
     InboxLoop.Config cfg =
         new InboxLoop.Config(
             b.name,
@@ -102,15 +113,18 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             b.handler,
             b.dataSource,
             inbox,
+            new InboxRows(inbox, dialect, b.inboxTable, b.name),
             new DeadLetters(dialect, b.deadTable),
             ConsumerMetrics.of(b.meterRegistry, b.name),
             b.maxAttempts,
             b.backoffInitial,
             b.backoffMax,
+            b.batchSize,
+            b.batchTime,
+            b.concurrency,
             b.pollTimeout,
             Duration.ofSeconds(10),
-            b.closeTimeout.dividedBy(2),
-            Duration.ofMillis(maxPollInterval / 2));
+            b.closeTimeout);
     this.loop = new InboxLoop(cfg, new KafkaConsumer<>(props));
     this.thread = new Thread(loop, "lm-inbox-" + b.name);
     this.thread.setDaemon(true);
@@ -160,6 +174,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     }
   }
 
+  /**
+   * The partitions this consumer owns right now (empty before the first assignment and after
+   * close).
+   */
+  public Set<TopicPartition> assignment() {
+    return loop.assignment();
+  }
+
   /** Whether the consumer thread is alive. */
   public boolean isRunning() {
     return thread.isAlive();
@@ -170,9 +192,10 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   }
 
   /**
-   * Stops polling, lets the record in hand finish, commits the offsets of what is done and closes
-   * the Kafka consumer, all within the close timeout; a handler still running then is interrupted.
-   * Records not applied are left uncommitted for the next owner of their partition.
+   * Stops polling, lets the batches in hand finish (up to half the close timeout; handlers still
+   * running then are interrupted and their transactions roll back), commits the offsets of what is
+   * done and closes the Kafka consumer. Records not applied are left uncommitted for the next owner
+   * of their partition.
    */
   @Override
   public void close() {
@@ -218,6 +241,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private List<String> topics;
     private RecordHandler handler;
     private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    private int batchSize = DEFAULT_BATCH_SIZE;
+    private Duration batchTime = DEFAULT_BATCH_TIME;
+    private int concurrency = DEFAULT_CONCURRENCY;
     private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
     private Duration backoffMax = DEFAULT_BACKOFF_MAX;
     private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
@@ -287,6 +313,48 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             "maxAttempts must be between 1 and 100, was " + maxAttempts);
       }
       this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /**
+     * Records applied in one database transaction at most: 1 to 10,000 (default {@value
+     * #DEFAULT_BATCH_SIZE}). A batch holds records of one partition, in offset order; their inbox
+     * rows and effects commit together, and their offsets are committed to Kafka after that. A
+     * batch takes what has arrived, it never waits to fill up. {@code 1} gives one transaction per
+     * record.
+     */
+    public Builder batchSize(int batchSize) {
+      if (batchSize < 1 || batchSize > 10_000) {
+        throw new IllegalArgumentException(
+            "batchSize must be between 1 and 10000, was " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /**
+     * How long one batch may keep applying records before it commits what it has: 1 ms to 1 min
+     * (default 200 ms). Bounds how long a transaction holds its locks, and how long the first
+     * records of a large batch wait for their commit. Checked every 100 records.
+     */
+    public Builder batchTime(Duration batchTime) {
+      this.batchTime = check("batchTime", batchTime, Duration.ofMillis(1), Duration.ofMinutes(1));
+      return this;
+    }
+
+    /**
+     * How many partitions are applied at the same time, each by one worker thread ({@code
+     * lm-inbox-<name>-<n>}) on one pooled connection: 1 to 256 (default {@value
+     * #DEFAULT_CONCURRENCY}). Records of one partition are always applied one batch after the
+     * other, in offset order; a record being retried holds only its own partition. Give the data
+     * source at least this many connections (plus one for the inbox purge).
+     */
+    public Builder concurrency(int concurrency) {
+      if (concurrency < 1 || concurrency > 256) {
+        throw new IllegalArgumentException(
+            "concurrency must be between 1 and 256, was " + concurrency);
+      }
+      this.concurrency = concurrency;
       return this;
     }
 
@@ -386,18 +454,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             "inboxTable and deadTable must differ, both are " + inboxTable);
       }
       Map<String, Object> props = consumerProps();
-      long maxPollInterval =
-          Long.parseLong(props.get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG).toString());
-      Duration retrying = backoffMax.multipliedBy(maxAttempts - 1L);
-      if (retrying.toMillis() > maxPollInterval / 4) {
-        throw new IllegalArgumentException(
-            "retrying one record can wait "
-                + retrying
-                + " ((maxAttempts - 1) x backoff max), more than a quarter of"
-                + " max.poll.interval.ms "
-                + maxPollInterval
-                + " ms: lower the attempts or the backoff, or raise max.poll.interval.ms");
-      }
       Dialect d = dialect != null ? dialect : detect(dataSource);
       if (createTables) {
         InboxSchema.create(dataSource, d, inboxTable, deadTable);

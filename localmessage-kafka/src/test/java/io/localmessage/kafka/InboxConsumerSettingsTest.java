@@ -32,10 +32,18 @@ class InboxConsumerSettingsTest {
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("enable.auto.commit=true");
       b.consumerProperties(Map.of("enable.auto.commit", "false"));
-      assertThatThrownBy(
-              () ->
-                  b.maxAttempts(100).backoff(Duration.ofSeconds(1), Duration.ofMinutes(1)).build())
-          .hasMessageContaining("max.poll.interval.ms");
+      assertThatThrownBy(() -> b.consumerProperties(Map.of("max.poll.interval.ms", "999")).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("max.poll.interval.ms must be at least 1000");
+      b.consumerProperties(Map.of("max.poll.interval.ms", "300000"));
+      assertThatThrownBy(() -> b.batchSize(0))
+          .hasMessage("batchSize must be between 1 and 10000, was 0");
+      assertThatThrownBy(() -> b.batchSize(10_001)).hasMessageContaining("was 10001");
+      assertThatThrownBy(() -> b.batchTime(Duration.ZERO))
+          .hasMessage("batchTime must be between PT0.001S and PT1M, was PT0S");
+      assertThatThrownBy(() -> b.concurrency(0))
+          .hasMessage("concurrency must be between 1 and 256, was 0");
+      assertThatThrownBy(() -> b.concurrency(257)).hasMessageContaining("was 257");
       assertThatThrownBy(() -> KafkaInboxConsumer.builder(ds, "x".repeat(65)))
           .hasMessageContaining("1 to 64");
       assertThatThrownBy(() -> b.deadTable("no-dashes")).hasMessageContaining("deadTable");

@@ -1,15 +1,14 @@
 package io.localmessage.kafka.internal;
 
-import io.localmessage.Outcome;
 import io.localmessage.inbox.Inbox;
 import io.localmessage.kafka.RecordHandler;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -26,15 +25,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The consumer thread of a {@code KafkaInboxConsumer}: poll, apply each record once through the
- * inbox in its own transaction, commit offsets only for records whose transaction committed (or
- * that were parked). Records not applied are never committed past: when the loop stops early (a
- * database failure, the poll budget, shutdown) it seeks each partition back to its first record not
- * done, and the next poll (or the partition's next owner) starts there. Only this thread touches
- * the Kafka consumer. Not API.
+ * The poll thread of a {@code KafkaInboxConsumer}: the only thread that touches the Kafka consumer.
+ * It polls and hands each partition's records to that partition's {@link Lane}, which the {@link
+ * Workers} apply in batches, one transaction per batch, partitions side by side. It pauses a
+ * partition whose lane holds enough records and resumes it when the lane has drained, so polling
+ * (and with it group membership) never waits for the database. It commits to Kafka only offsets
+ * whose records are done in the database: on every loop asynchronously, and synchronously before
+ * partitions move away (after waiting, bounded, for their batches in flight) and at shutdown. Not
+ * API.
  */
 public final class InboxLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(InboxLoop.class);
+
+  /** How often the loop looks at the lanes while a partition is paused. */
+  private static final Duration PAUSED_POLL = Duration.ofMillis(10);
 
   /** Everything the loop needs; built and checked by the public builder. */
   public record Config(
@@ -43,77 +47,89 @@ public final class InboxLoop implements Runnable {
       RecordHandler handler,
       DataSource dataSource,
       Inbox inbox,
+      InboxRows inboxRows,
       DeadLetters deadLetters,
       ConsumerMetrics metrics,
       int maxAttempts,
       Duration backoffInitial,
       Duration backoffMax,
+      int batchSize,
+      Duration batchTime,
+      int concurrency,
       Duration pollTimeout,
       Duration commitTimeout,
-      Duration closeTimeout,
-      Duration pollBudget) {}
-
-  private enum Result {
-    APPLIED,
-    DUPLICATE,
-    PARKED,
-    /** A database failure outside the handler: stop here, come back to this record. */
-    INFRA,
-    /** Shutdown during a retry wait: the record stays unapplied and uncommitted. */
-    STOPPED,
-    /** One handler attempt threw (internal to {@link #apply}). */
-    HANDLER_FAILED
-  }
+      Duration closeTimeout) {}
 
   private final Config cfg;
   private final Consumer<byte[], byte[]> consumer;
+  private final Workers workers;
   private final CountDownLatch stop = new CountDownLatch(1);
-  private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
+  private final Map<TopicPartition, Lane> lanes = new HashMap<>();
+
+  /** Lanes of partitions that went away while a batch was still running. */
+  private final Map<TopicPartition, Lane> retiring = new HashMap<>();
+
+  private final Map<TopicPartition, Long> committed = new HashMap<>();
+  private final Set<TopicPartition> paused = new HashSet<>();
+  private volatile Set<TopicPartition> assignment = Set.of();
   private volatile boolean running = true;
-  private int infraFailures;
-  private Connection connection;
+  private int pollFailures;
 
   public InboxLoop(Config cfg, Consumer<byte[], byte[]> consumer) {
     this.cfg = cfg;
     this.consumer = consumer;
+    this.workers = new Workers(cfg, new Applier(cfg, cfg.inboxRows()));
   }
 
-  /** Asks the loop to stop: it finishes the record in hand, commits what is done, closes. */
+  /** Asks the loop to stop: batches in flight finish, what is done is committed, then it closes. */
   public void stop() {
     running = false;
     stop.countDown();
     consumer.wakeup();
   }
 
-  /** Closes the Kafka consumer of a loop that never ran. */
+  /** Closes the Kafka consumer and the workers of a loop that never ran. */
   public void closeUnstarted() {
     running = false;
+    workers.interrupt();
     consumer.close(Duration.ZERO);
+  }
+
+  /** The partitions this consumer owns now. */
+  public Set<TopicPartition> assignment() {
+    return assignment;
   }
 
   @Override
   public void run() {
     try {
       consumer.subscribe(cfg.topics(), new Rebalance());
-      log.info("event=inbox_consumer_started consumer={} topics={}", cfg.name(), cfg.topics());
+      log.info(
+          "event=inbox_consumer_started consumer={} topics={} batch_size={} concurrency={}",
+          cfg.name(),
+          cfg.topics(),
+          cfg.batchSize(),
+          cfg.concurrency());
       while (running) {
         try {
-          ConsumerRecords<byte[], byte[]> records = consumer.poll(cfg.pollTimeout());
-          if (!records.isEmpty()) {
-            process(records);
-          }
+          ConsumerRecords<byte[], byte[]> records =
+              consumer.poll(paused.isEmpty() ? cfg.pollTimeout() : PAUSED_POLL);
+          dispatch(records);
+          adjustPauses();
+          commitDone(false);
+          pollFailures = 0;
         } catch (WakeupException e) {
           // stop() woke a blocking call up: the loop condition decides
         } catch (InterruptException e) {
           break;
         } catch (KafkaException e) {
-          infraFailures++;
+          pollFailures++;
           log.warn(
               "event=inbox_poll_failed consumer={} failures={} error={}",
               cfg.name(),
-              infraFailures,
+              pollFailures,
               e.toString());
-          pause(infraDelay());
+          pause(workers.backoff(pollFailures));
         }
       }
     } catch (RuntimeException | Error e) {
@@ -123,348 +139,223 @@ public final class InboxLoop implements Runnable {
     }
   }
 
-  private void shutdown() {
-    discardConnection();
-    try {
-      for (int tries = 1; tries <= 2; tries++) {
-        try {
-          commitPending();
-          break;
-        } catch (WakeupException e) {
-          // the wakeup of stop() landed here instead of in poll(): once more
-        } catch (RuntimeException e) {
-          log.warn(
-              "event=inbox_final_commit_failed consumer={} error={}", cfg.name(), e.toString());
-          break;
-        }
+  private void dispatch(ConsumerRecords<byte[], byte[]> records) {
+    for (TopicPartition tp : records.partitions()) {
+      Lane lane = lanes.get(tp);
+      if (lane == null) {
+        continue; // not ours any more: the next owner fetches it from the committed offset
       }
+      List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
+      for (ConsumerRecord<byte[], byte[]> r : list) {
+        cfg.metrics().consumed(r.topic());
+      }
+      if (lane.add(list)) {
+        workers.submit(lane);
+      }
+    }
+  }
+
+  /**
+   * Stops fetching for a partition whose lane holds two batches, and fetches again as soon as it
+   * holds less, so the lane never runs dry while its next records are on their way.
+   */
+  private void adjustPauses() {
+    for (Lane lane : lanes.values()) {
+      boolean full = lane.held() >= 2 * cfg.batchSize();
+      if (full && paused.add(lane.tp)) {
+        consumer.pause(List.of(lane.tp));
+      } else if (!full && paused.remove(lane.tp)) {
+        consumer.resume(List.of(lane.tp));
+      }
+    }
+  }
+
+  /**
+   * Commits each owned partition's offset that advanced: everything before it is done in the
+   * database. Asynchronous in the loop (a failure is logged; the next loop commits again), and
+   * synchronous when partitions go away or the loop stops.
+   */
+  private void commitDone(boolean sync) {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    for (Lane lane : lanes.values()) {
+      long next = lane.committable();
+      if (next >= 0 && next > committed.getOrDefault(lane.tp, -1L)) {
+        offsets.put(lane.tp, new OffsetAndMetadata(next));
+      }
+    }
+    commit(offsets, sync);
+  }
+
+  private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, boolean sync) {
+    if (offsets.isEmpty()) {
+      return;
+    }
+    if (!sync) {
+      offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
+      consumer.commitAsync(
+          offsets,
+          (done, error) -> {
+            if (error != null) {
+              // sent again by the next loop; the records are done in the database anyway
+              offsets.forEach((tp, o) -> committed.remove(tp, o.offset()));
+              log.warn(
+                  "event=inbox_offset_commit_failed consumer={} partitions={} error={}",
+                  cfg.name(),
+                  offsets.size(),
+                  error.toString());
+            }
+          });
+      return;
+    }
+    for (int tries = 1; ; tries++) {
+      try {
+        consumer.commitSync(offsets, cfg.commitTimeout());
+        offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
+        return;
+      } catch (WakeupException e) {
+        if (tries == 2) {
+          throw e;
+        }
+        // the wakeup of stop() landed here instead of in poll(): once more
+      } catch (KafkaException e) {
+        // the effects are committed in the database: a redelivery is skipped by the inbox
+        log.warn(
+            "event=inbox_offset_commit_failed consumer={} partitions={} error={}",
+            cfg.name(),
+            offsets.size(),
+            e.toString());
+        return;
+      }
+    }
+  }
+
+  /**
+   * Retires the lanes of {@code partitions} and, with {@code wait}, waits (up to half the close
+   * timeout) until no batch of theirs runs.
+   */
+  private Map<TopicPartition, Lane> retire(Collection<TopicPartition> partitions, boolean wait) {
+    Map<TopicPartition, Lane> gone = new HashMap<>();
+    for (TopicPartition tp : partitions) {
+      Lane lane = lanes.remove(tp);
+      paused.remove(tp);
+      if (lane != null) {
+        lane.retire();
+        gone.put(tp, lane);
+      }
+    }
+    if (wait) {
+      long deadline = System.nanoTime() + cfg.closeTimeout().toNanos() / 2;
+      try {
+        for (Lane lane : gone.values()) {
+          if (!lane.awaitIdle(deadline)) {
+            log.warn(
+                "event=inbox_batch_outlived_partition consumer={} partition={}: its records go to"
+                    + " the next owner, whose inbox skips what this batch commits",
+                cfg.name(),
+                lane.tp);
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    retiring.values().removeIf(Lane::idle);
+    for (Lane lane : gone.values()) {
+      if (!lane.idle()) {
+        retiring.put(lane.tp, lane); // a later assignment of the partition waits for it
+      }
+    }
+    return gone;
+  }
+
+  private void commitRetired(Map<TopicPartition, Lane> gone) {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    for (Lane lane : gone.values()) {
+      long next = lane.committable();
+      if (next >= 0 && next > committed.getOrDefault(lane.tp, -1L)) {
+        offsets.put(lane.tp, new OffsetAndMetadata(next));
+      }
+    }
+    commit(offsets, true);
+    gone.keySet().forEach(committed::remove);
+  }
+
+  private void shutdown() {
+    try {
+      Map<TopicPartition, Lane> gone = retire(List.copyOf(lanes.keySet()), true);
+      boolean inside = gone.values().stream().anyMatch(l -> !l.idle()) || !retiring.isEmpty();
+      workers.shutdown();
+      if (inside || !workers.awaitTermination(Duration.ofSeconds(1))) {
+        // a handler still inside after the wait: interrupted, its transaction rolls back
+        workers.interrupt();
+        workers.awaitTermination(Duration.ofSeconds(2));
+      }
+      try {
+        commitRetired(gone);
+      } catch (RuntimeException e) {
+        log.warn("event=inbox_final_commit_failed consumer={} error={}", cfg.name(), e.toString());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      workers.interrupt();
     } finally {
       try {
-        consumer.close(cfg.closeTimeout());
+        consumer.close(cfg.closeTimeout().dividedBy(4));
       } catch (RuntimeException e) {
         log.warn(
             "event=inbox_consumer_close_failed consumer={} error={}", cfg.name(), e.toString());
       }
+      assignment = Set.of();
       log.info("event=inbox_consumer_stopped consumer={}", cfg.name());
     }
   }
 
-  private void process(ConsumerRecords<byte[], byte[]> records) {
-    long started = System.nanoTime();
-    Map<TopicPartition, Long> next = new HashMap<>();
-    Result stoppedBy = null;
-    outer:
-    for (TopicPartition tp : records.partitions()) {
-      for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
-        if (!running) {
-          stoppedBy = Result.STOPPED;
-          break outer;
-        }
-        if (System.nanoTime() - started > cfg.pollBudget().toNanos()) {
-          // give the consumer back to poll() before max.poll.interval.ms runs out
-          log.info(
-              "event=inbox_poll_budget_spent consumer={} budget={}", cfg.name(), cfg.pollBudget());
-          stoppedBy = Result.STOPPED;
-          break outer;
-        }
-        Result result = apply(r);
-        if (result == Result.INFRA || result == Result.STOPPED) {
-          stoppedBy = result;
-          break outer;
-        }
-        next.put(tp, r.offset() + 1);
-        pending.put(tp, new OffsetAndMetadata(r.offset() + 1));
-      }
-    }
-    discardConnection();
-    if (stoppedBy != null) {
-      seekBack(records, next);
-    }
-    commitPending();
-    if (stoppedBy == Result.INFRA) {
-      infraFailures++;
-      pause(infraDelay());
-    } else {
-      infraFailures = 0;
-    }
-  }
-
-  /** Points every partition of {@code records} back at its first record that is not done. */
-  private void seekBack(ConsumerRecords<byte[], byte[]> records, Map<TopicPartition, Long> next) {
-    var assigned = consumer.assignment();
-    for (TopicPartition tp : records.partitions()) {
-      List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
-      long first = next.getOrDefault(tp, list.get(0).offset());
-      if (first <= list.get(list.size() - 1).offset() && assigned.contains(tp)) {
-        consumer.seek(tp, first);
-      }
-    }
-  }
-
-  private void commitPending() {
-    if (pending.isEmpty()) {
-      return;
-    }
-    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>(pending);
+  /** Waits {@code d} or until stopped. */
+  private void pause(Duration d) {
     try {
-      consumer.commitSync(offsets, cfg.commitTimeout());
-      offsets.forEach((tp, o) -> pending.remove(tp, o));
-    } catch (WakeupException e) {
-      throw e;
-    } catch (KafkaException e) {
-      // the effects are committed in the database: a redelivery is skipped by the inbox
-      log.warn(
-          "event=inbox_offset_commit_failed consumer={} partitions={} error={}",
-          cfg.name(),
-          offsets.size(),
-          e.toString());
-    }
-  }
-
-  // ---------------------------------------------------------------- one record
-
-  private Result apply(ConsumerRecord<byte[], byte[]> r) {
-    cfg.metrics().consumed(r.topic());
-    String id = EventIds.of(r);
-    String lastError = null;
-    for (int attempt = 1; ; attempt++) {
-      Attempt a = attempt(r, id);
-      switch (a.result) {
-        case APPLIED -> {
-          long createdAt = EventIds.createdAtMillis(r);
-          cfg.metrics()
-              .applied(
-                  r.topic(),
-                  createdAt < 0 ? -1 : Math.max(0, System.currentTimeMillis() - createdAt));
-          log.debug(
-              "event=inbox_applied consumer={} message_id={} topic={} partition={} offset={}",
-              cfg.name(),
-              id,
-              r.topic(),
-              r.partition(),
-              r.offset());
-          return Result.APPLIED;
-        }
-        case DUPLICATE -> {
-          cfg.metrics().duplicate(r.topic());
-          log.debug(
-              "event=inbox_duplicate consumer={} message_id={} topic={} partition={} offset={}",
-              cfg.name(),
-              id,
-              r.topic(),
-              r.partition(),
-              r.offset());
-          return Result.DUPLICATE;
-        }
-        case INFRA -> {
-          log.warn(
-              "event=inbox_store_failed consumer={} message_id={} topic={} partition={} offset={}"
-                  + " error={}",
-              cfg.name(),
-              id,
-              r.topic(),
-              r.partition(),
-              r.offset(),
-              a.error);
-          return Result.INFRA;
-        }
-        default -> lastError = a.error;
-      }
-      cfg.metrics().failed(r.topic());
-      if (attempt >= cfg.maxAttempts()) {
-        return park(r, id, attempt, lastError);
-      }
-      Duration delay = backoff(attempt);
-      log.warn(
-          "event=inbox_handler_failed consumer={} message_id={} topic={} partition={} offset={}"
-              + " attempt={} retry_in={} error={}",
-          cfg.name(),
-          id,
-          r.topic(),
-          r.partition(),
-          r.offset(),
-          attempt,
-          delay,
-          lastError);
-      if (pause(delay)) {
-        return Result.STOPPED;
-      }
-    }
-  }
-
-  /** The outcome of one try, with the error of a failed one. */
-  private record Attempt(Result result, String error) {}
-
-  private Attempt attempt(ConsumerRecord<byte[], byte[]> r, String id) {
-    Connection c;
-    try {
-      c = connection();
-    } catch (SQLException | RuntimeException e) {
-      return new Attempt(Result.INFRA, Outcome.describe(e));
-    }
-    boolean fresh;
-    try {
-      fresh = cfg.inbox().tryRecord(c, cfg.name(), id);
-    } catch (RuntimeException e) {
-      return infra(Outcome.describe(e));
-    }
-    if (!fresh) {
-      if (!rollback(c)) {
-        return infra("rollback failed");
-      }
-      return new Attempt(Result.DUPLICATE, null);
-    }
-    try {
-      cfg.handler().handle(r, c);
-    } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
-      if (!rollback(c)) {
-        discardConnection();
-      }
-      return new Attempt(Result.HANDLER_FAILED, Outcome.describe(e));
-    }
-    try {
-      c.commit();
-    } catch (SQLException | RuntimeException e) {
-      // whether it committed is unknown: come back to the record, the inbox decides
-      return infra("commit failed: " + Outcome.describe(e));
-    }
-    return new Attempt(Result.APPLIED, null);
-  }
-
-  private Attempt infra(String error) {
-    discardConnection();
-    return new Attempt(Result.INFRA, error);
-  }
-
-  /**
-   * The connection of the current poll batch, in a transaction; one per batch rather than one per
-   * record saves the pool round trip and two autocommit switches per record.
-   */
-  private Connection connection() throws SQLException {
-    if (connection == null) {
-      Connection c = cfg.dataSource().getConnection();
-      try {
-        c.setAutoCommit(false);
-      } catch (SQLException | RuntimeException e) {
-        closeQuietly(c);
-        throw e;
-      }
-      connection = c;
-    }
-    return connection;
-  }
-
-  /** Rolls back what is open and gives the connection back to the pool. */
-  private void discardConnection() {
-    Connection c = connection;
-    connection = null;
-    if (c != null) {
-      rollback(c);
-      try {
-        c.setAutoCommit(true);
-      } catch (SQLException | RuntimeException ignored) {
-        // a broken connection: the pool finds out when it is closed
-      }
-      closeQuietly(c);
-    }
-  }
-
-  private static void closeQuietly(Connection c) {
-    try {
-      c.close();
-    } catch (SQLException | RuntimeException ignored) {
-      // nothing more to do with it
-    }
-  }
-
-  private Result park(ConsumerRecord<byte[], byte[]> r, String id, int attempts, String error) {
-    try {
-      Connection c = connection();
-      cfg.deadLetters().insert(c, cfg.name(), id, r, attempts, error);
-      c.commit();
-    } catch (SQLException | RuntimeException e) {
-      discardConnection();
-      log.warn(
-          "event=inbox_park_failed consumer={} message_id={} topic={} partition={} offset={}"
-              + " error={}",
-          cfg.name(),
-          id,
-          r.topic(),
-          r.partition(),
-          r.offset(),
-          e.toString());
-      return Result.INFRA;
-    }
-    cfg.metrics().parked(r.topic());
-    log.error(
-        "event=inbox_parked consumer={} message_id={} topic={} partition={} offset={} attempts={}"
-            + " error={}",
-        cfg.name(),
-        id,
-        r.topic(),
-        r.partition(),
-        r.offset(),
-        attempts,
-        error);
-    return Result.PARKED;
-  }
-
-  private static boolean rollback(Connection c) {
-    try {
-      c.rollback();
-      return true;
-    } catch (SQLException | RuntimeException e) {
-      return false;
-    }
-  }
-
-  // ---------------------------------------------------------------- waiting
-
-  /** Exponential from the initial delay, capped at the maximum. */
-  Duration backoff(int attempt) {
-    long initial = cfg.backoffInitial().toMillis();
-    long max = cfg.backoffMax().toMillis();
-    long d = initial << Math.min(attempt - 1, 20);
-    return Duration.ofMillis(Math.min(Math.max(d, initial), max));
-  }
-
-  private Duration infraDelay() {
-    return backoff(Math.max(1, infraFailures));
-  }
-
-  /** Waits {@code d} or until stopped; returns true when stopped. */
-  private boolean pause(Duration d) {
-    try {
-      return stop.await(d.toMillis(), TimeUnit.MILLISECONDS);
+      stop.await(d.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       running = false;
-      return true;
     }
   }
 
-  /** Commits what is done before partitions move; forgets what can no longer be committed. */
+  /** Commits what is done before partitions move; never applies a record of a partition gone. */
   private final class Rebalance implements ConsumerRebalanceListener {
     @Override
     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-      try {
-        commitPending();
-      } catch (WakeupException e) {
-        commitPending();
-      }
-      pending.keySet().removeAll(partitions);
+      Map<TopicPartition, Lane> gone = retire(partitions, true);
+      commitRetired(gone);
+      updateAssignment();
       log.info("event=inbox_partitions_revoked consumer={} partitions={}", cfg.name(), partitions);
     }
 
     @Override
     public void onPartitionsLost(Collection<TopicPartition> partitions) {
-      pending.keySet().removeAll(partitions);
+      // another member may own them already: no commit, no waiting
+      retire(partitions, false);
+      partitions.forEach(committed::remove);
+      updateAssignment();
       log.warn("event=inbox_partitions_lost consumer={} partitions={}", cfg.name(), partitions);
     }
 
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+      for (TopicPartition tp : partitions) {
+        Lane lane = new Lane(tp);
+        Lane before = retiring.remove(tp);
+        if (before != null && !before.idle()) {
+          // a batch of the partition's last time here still runs: the new lane starts after it
+          lane.holdUntil(before, workers::submit);
+        }
+        lanes.put(tp, lane);
+      }
+      updateAssignment();
       log.info("event=inbox_partitions_assigned consumer={} partitions={}", cfg.name(), partitions);
     }
+  }
+
+  private void updateAssignment() {
+    assignment = Set.copyOf(lanes.keySet());
   }
 }
