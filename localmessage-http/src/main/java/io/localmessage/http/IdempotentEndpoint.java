@@ -4,6 +4,7 @@ import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.localmessage.PermanentFailure;
+import io.localmessage.http.internal.GroupCommit;
 import io.localmessage.internal.Printable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,6 +12,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -37,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * server.createContext("/points", IdempotentEndpoint.create(dataSource,
  *     IdempotentReceiver.create(dataSource), "points", (conn, body, headers) -> award(conn, body)));
  * }</pre>
+ *
+ * <p>By default every request is one transaction. {@link #withGroupCommit(int)} lets requests that
+ * arrive together share one: see there.
  */
 public final class IdempotentEndpoint implements HttpHandler {
   private static final Logger log = LoggerFactory.getLogger(IdempotentEndpoint.class);
@@ -53,23 +58,29 @@ public final class IdempotentEndpoint implements HttpHandler {
     void apply(Connection connection, byte[] body, Headers requestHeaders) throws Exception;
   }
 
+  /** The longest a request waits for the transaction it shares with others. */
+  static final long GROUP_WAIT_MILLIS = 30_000;
+
   private final DataSource dataSource;
   private final IdempotentReceiver receiver;
   private final String consumer;
   private final Work work;
   private final int maxBodyBytes;
+  private final GroupCommit group;
 
   private IdempotentEndpoint(
       DataSource dataSource,
       IdempotentReceiver receiver,
       String consumer,
       Work work,
-      int maxBodyBytes) {
+      int maxBodyBytes,
+      int maxGroup) {
     this.dataSource = dataSource;
     this.receiver = receiver;
     this.consumer = consumer;
     this.work = work;
     this.maxBodyBytes = maxBodyBytes;
+    this.group = maxGroup > 1 ? new GroupCommit(maxGroup, this::applyGroup) : null;
   }
 
   /** An endpoint applying {@code work} once per key for {@code consumer}. */
@@ -84,7 +95,8 @@ public final class IdempotentEndpoint implements HttpHandler {
         Objects.requireNonNull(receiver, "receiver"),
         consumer,
         Objects.requireNonNull(work, "work"),
-        DEFAULT_MAX_BODY_BYTES);
+        DEFAULT_MAX_BODY_BYTES,
+        1);
   }
 
   /** The same endpoint with another body limit: 1 byte to 64 MiB. */
@@ -92,7 +104,27 @@ public final class IdempotentEndpoint implements HttpHandler {
     if (max < 1 || max > 64 * 1024 * 1024) {
       throw new IllegalArgumentException("maxBodyBytes must be between 1 and 67108864, was " + max);
     }
-    return new IdempotentEndpoint(dataSource, receiver, consumer, work, max);
+    return new IdempotentEndpoint(
+        dataSource, receiver, consumer, work, max, group == null ? 1 : group.max());
+  }
+
+  /**
+   * The same endpoint with group commit: requests that arrive while another group is being applied
+   * share one transaction, up to {@code maxRequests} (2 to 1,000) each. One request's handling
+   * thread applies the group, every request under a savepoint of its own ({@link
+   * IdempotentReceiver#receiveAll}): a request whose work throws is rolled back alone and answered
+   * 422 or 500 as usual, the others commit together and are answered 200 once the commit is done.
+   * If that commit fails, every request of the group answers 500 and nothing of it is applied (the
+   * senders retry; a commit whose answer was lost shows as duplicates then). A request never waits
+   * for a group to fill: at low load each request is a group of its own. Use it when many requests
+   * arrive at once: one commit (one log flush) serves them all.
+   */
+  public IdempotentEndpoint withGroupCommit(int maxRequests) {
+    if (maxRequests < 2 || maxRequests > 1000) {
+      throw new IllegalArgumentException(
+          "maxRequests must be between 2 and 1000, was " + maxRequests);
+    }
+    return new IdempotentEndpoint(dataSource, receiver, consumer, work, maxBodyBytes, maxRequests);
   }
 
   @Override
@@ -154,6 +186,16 @@ public final class IdempotentEndpoint implements HttpHandler {
 
   private IdempotentReceiver.Result applyInTransaction(String key, byte[] body, Headers headers)
       throws Exception {
+    if (group != null) {
+      IdempotentReceiver.Outcome o =
+          group.apply(
+              new IdempotentReceiver.Request(key, conn -> work.apply(conn, body, headers)),
+              GROUP_WAIT_MILLIS);
+      if (o.failed()) {
+        throw o.failure();
+      }
+      return o.result();
+    }
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -161,6 +203,32 @@ public final class IdempotentEndpoint implements HttpHandler {
             receiver.receive(c, key, consumer, conn -> work.apply(conn, body, headers));
         c.commit();
         return r;
+      } catch (Exception e) {
+        try {
+          c.rollback();
+        } catch (SQLException re) {
+          e.addSuppressed(re);
+        }
+        throw e;
+      } finally {
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+          // a broken connection is discarded by the pool; the outcome is already decided
+        }
+      }
+    }
+  }
+
+  /** One group's transaction: every request under its own savepoint, one commit. */
+  private List<IdempotentReceiver.Outcome> applyGroup(List<IdempotentReceiver.Request> requests)
+      throws Exception {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        List<IdempotentReceiver.Outcome> out = receiver.receiveAll(c, consumer, requests);
+        c.commit();
+        return out;
       } catch (Exception e) {
         try {
           c.rollback();

@@ -3,6 +3,10 @@ package io.localmessage.http;
 import io.localmessage.inbox.Inbox;
 import io.localmessage.internal.Texts;
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 
@@ -33,6 +37,24 @@ public final class IdempotentReceiver {
     APPLIED,
     /** The key was seen before: the work did not run. */
     DUPLICATE
+  }
+
+  /** One request of a batch: its key and its work. */
+  public record Request(String idempotencyKey, Inbox.Work work) {
+    public Request {
+      Objects.requireNonNull(work, "work");
+    }
+  }
+
+  /**
+   * What {@link #receiveAll} did with one request: {@code APPLIED} or {@code DUPLICATE}, or {@code
+   * failure} (its work threw, or its key was unusable: an {@link InvalidIdempotencyKeyException});
+   * a failed request left nothing behind.
+   */
+  public record Outcome(Result result, Exception failure) {
+    public boolean failed() {
+      return failure != null;
+    }
   }
 
   private final Inbox inbox;
@@ -72,6 +94,53 @@ public final class IdempotentReceiver {
     return inbox.applyOnce(connection, consumer, idempotencyKey, work)
         ? Result.APPLIED
         : Result.DUPLICATE;
+  }
+
+  /**
+   * Applies many requests in the caller's transaction, each once per {@code (consumer, key)}, each
+   * on its own: every request's inbox row and work run under a savepoint of their own, so a request
+   * whose work throws is rolled back alone (its outcome holds the exception) while the others stay.
+   * A key seen twice in the list is applied once (the second is a {@code DUPLICATE}, unless the
+   * first failed). Returns one outcome per request, in order. Never commits: the caller commits
+   * once for all of them, which is what makes a batch cheaper than one transaction per request. If
+   * the commit fails, none of them was applied; the senders retry and the inbox sorts them out.
+   *
+   * @throws io.localmessage.TransactionRequiredException when {@code connection} is in autocommit
+   *     mode (nothing is recorded)
+   * @throws SQLException when the database fails outside the works (a savepoint cannot be set or
+   *     rolled back): roll the whole transaction back
+   */
+  public List<Outcome> receiveAll(Connection connection, String consumer, List<Request> requests)
+      throws SQLException {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(requests, "requests");
+    if (connection.getAutoCommit()) {
+      throw new io.localmessage.TransactionRequiredException(
+          "the inbox rows must be written in the same transaction as the effects; this connection"
+              + " is in autocommit mode. Nothing was written.");
+    }
+    List<Outcome> out = new ArrayList<>(requests.size());
+    for (Request r : requests) {
+      try {
+        checkKey(r.idempotencyKey());
+      } catch (InvalidIdempotencyKeyException e) {
+        out.add(new Outcome(null, e));
+        continue;
+      }
+      Savepoint sp = connection.setSavepoint();
+      try {
+        Result result =
+            inbox.applyOnce(connection, consumer, r.idempotencyKey(), r.work())
+                ? Result.APPLIED
+                : Result.DUPLICATE;
+        connection.releaseSavepoint(sp);
+        out.add(new Outcome(result, null));
+      } catch (Exception e) {
+        connection.rollback(sp);
+        out.add(new Outcome(null, e));
+      }
+    }
+    return out;
   }
 
   /**

@@ -8,13 +8,22 @@ import io.localmessage.NewMessage;
 import io.localmessage.TransactionRequiredException;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.TestDatabase;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -124,6 +133,147 @@ abstract class AbstractIdempotentReceiverTest {
           .isInstanceOf(TransactionRequiredException.class);
     }
     assertThat(inbox("rcv-3")).isZero();
+  }
+
+  @Test
+  void receiveAllAppliesEachRequestOnItsOwnInOneTransaction() throws Exception {
+    List<IdempotentReceiver.Request> batch =
+        List.of(
+            request("ra-1", PointsService.body(4001, 1)),
+            request("ra-2", "boom"), // its work fails: rolled back alone
+            request("ra-1", PointsService.body(4001, 1)), // the same key again
+            request("ra-3", PointsService.body(4003, 1)),
+            request(" ", PointsService.body(4004, 1)), // an unusable key
+            request("ra-2", PointsService.body(4002, 1))); // after its failed try: applies
+    List<IdempotentReceiver.Outcome> out;
+    try (Connection c = points.ds.getConnection()) {
+      c.setAutoCommit(false);
+      out = points.receiver.receiveAll(c, PointsService.CONSUMER, batch);
+      c.commit();
+    }
+    assertThat(out)
+        .extracting(IdempotentReceiver.Outcome::result)
+        .containsExactly(
+            IdempotentReceiver.Result.APPLIED,
+            null,
+            IdempotentReceiver.Result.DUPLICATE,
+            IdempotentReceiver.Result.APPLIED,
+            null,
+            IdempotentReceiver.Result.APPLIED);
+    assertThat(out.get(1).failure()).hasMessage("points ledger unavailable");
+    assertThat(out.get(4).failure()).isInstanceOf(InvalidIdempotencyKeyException.class);
+    assertThat(pointsOf(4001)).isEqualTo(1);
+    assertThat(pointsOf(4002)).isEqualTo(1);
+    assertThat(pointsOf(4003)).isEqualTo(1);
+    assertThat(pointsOf(4004)).isZero();
+    assertThat(inbox("ra-1") + inbox("ra-2") + inbox("ra-3")).isEqualTo(3);
+
+    // a batch whose transaction is rolled back leaves nothing: the next delivery applies
+    try (Connection c = points.ds.getConnection()) {
+      c.setAutoCommit(false);
+      points.receiver.receiveAll(
+          c, PointsService.CONSUMER, List.of(request("ra-5", PointsService.body(4005, 1))));
+      c.rollback();
+    }
+    assertThat(inbox("ra-5")).isZero();
+    assertThat(pointsOf(4005)).isZero();
+  }
+
+  private IdempotentReceiver.Request request(String key, String body) {
+    return new IdempotentReceiver.Request(key, conn -> points.award(conn, body.getBytes()));
+  }
+
+  @Test
+  void groupCommitSharesTransactionsAndAnswersEveryRequestAsAlone() throws Exception {
+    AtomicInteger commits = new AtomicInteger();
+    DataSource counting = countingCommits(points.ds, commits);
+    IdempotentEndpoint grouped =
+        IdempotentEndpoint.create(
+                counting,
+                points.receiver,
+                PointsService.CONSUMER,
+                (c, body, headers) -> points.award(c, body))
+            .withGroupCommit(50);
+    ExecutorService senders = Executors.newFixedThreadPool(16, r -> new Thread(r, "gc-sender"));
+    try (LocalHttpServer busy = LocalHttpServer.start(16)) {
+      busy.context("/grouped", grouped);
+      List<Future<HttpResponse<String>>> answers = new ArrayList<>();
+      for (int i = 0; i < 300; i++) {
+        int order = 5000 + i % 200; // the last 100 repeat keys of the first 100
+        // 5117 fails (500), 5123 is refused (422): keys that are not repeated
+        String body = i == 117 ? "boom" : i == 123 ? "reject" : PointsService.body(order, 1);
+        String key = "gc-" + order;
+        answers.add(senders.submit(() -> post(busy.uri("/grouped"), key, body)));
+      }
+      int applied = 0;
+      int duplicates = 0;
+      for (int i = 0; i < answers.size(); i++) {
+        HttpResponse<String> r = answers.get(i).get(30, TimeUnit.SECONDS);
+        if (i == 117) {
+          assertThat(r.statusCode()).isEqualTo(500);
+        } else if (i == 123) {
+          assertThat(r.statusCode()).isEqualTo(422);
+        } else {
+          assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+          applied += r.body().contains("applied") ? 1 : 0;
+          duplicates += r.body().contains("duplicate") ? 1 : 0;
+        }
+      }
+      assertThat(applied).isEqualTo(198);
+      assertThat(duplicates).isEqualTo(100);
+      assertThat(commits.get()).as("transactions shared by requests").isLessThan(applied);
+    } finally {
+      senders.shutdownNow();
+    }
+    for (int order = 5000; order < 5200; order++) {
+      assertThat(pointsOf(order))
+          .as("order " + order)
+          .isEqualTo(order == 5117 || order == 5123 ? 0 : 1);
+    }
+    assertThat(inbox("gc-5117") + inbox("gc-5123")).isZero();
+    assertThatThrownBy(() -> grouped.withGroupCommit(1))
+        .hasMessage("maxRequests must be between 2 and 1000, was 1");
+  }
+
+  private HttpResponse<String> post(URI uri, String key, String body) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(uri)
+            .timeout(Duration.ofSeconds(20))
+            .header("Idempotency-Key", key)
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The real data source, counting the commits of its connections. */
+  private static DataSource countingCommits(DataSource target, AtomicInteger commits) {
+    return (DataSource)
+        Proxy.newProxyInstance(
+            DataSource.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, m, args) -> {
+              Object r = invoke(target, m, args);
+              if (!(r instanceof Connection c)) {
+                return r;
+              }
+              return Proxy.newProxyInstance(
+                  Connection.class.getClassLoader(),
+                  new Class<?>[] {Connection.class},
+                  (p2, m2, a2) -> {
+                    if (m2.getName().equals("commit")) {
+                      commits.incrementAndGet();
+                    }
+                    return invoke(c, m2, a2);
+                  });
+            });
+  }
+
+  private static Object invoke(Object target, Method m, Object[] args) throws Throwable {
+    try {
+      return m.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   // ------------------------------------------------------------ the endpoint
