@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  *     IdempotentReceiver.create(dataSource), "points", (conn, body, headers) -> award(conn, body)));
  * }</pre>
  *
- * <p>By default every request is one transaction. {@link #withGroupCommit(int)} lets requests that
- * arrive together share one: see there.
+ * <p>By default every request is one transaction. {@link #withGroupCommit(int, int)} lets requests
+ * that arrive together share one: see there.
  */
 public final class IdempotentEndpoint implements HttpHandler {
   private static final Logger log = LoggerFactory.getLogger(IdempotentEndpoint.class);
@@ -74,13 +74,14 @@ public final class IdempotentEndpoint implements HttpHandler {
       String consumer,
       Work work,
       int maxBodyBytes,
-      int maxGroup) {
+      int maxRequests,
+      int maxGroups) {
     this.dataSource = dataSource;
     this.receiver = receiver;
     this.consumer = consumer;
     this.work = work;
     this.maxBodyBytes = maxBodyBytes;
-    this.group = maxGroup > 1 ? new GroupCommit(maxGroup, this::applyGroup) : null;
+    this.group = maxRequests > 1 ? new GroupCommit(maxRequests, maxGroups, this::applyGroup) : null;
   }
 
   /** An endpoint applying {@code work} once per key for {@code consumer}. */
@@ -96,6 +97,7 @@ public final class IdempotentEndpoint implements HttpHandler {
         consumer,
         Objects.requireNonNull(work, "work"),
         DEFAULT_MAX_BODY_BYTES,
+        1,
         1);
   }
 
@@ -105,26 +107,38 @@ public final class IdempotentEndpoint implements HttpHandler {
       throw new IllegalArgumentException("maxBodyBytes must be between 1 and 67108864, was " + max);
     }
     return new IdempotentEndpoint(
-        dataSource, receiver, consumer, work, max, group == null ? 1 : group.max());
+        dataSource,
+        receiver,
+        consumer,
+        work,
+        max,
+        group == null ? 1 : group.maxRequests(),
+        group == null ? 1 : group.maxGroups());
   }
 
   /**
-   * The same endpoint with group commit: requests that arrive while another group is being applied
-   * share one transaction, up to {@code maxRequests} (2 to 1,000) each. One request's handling
-   * thread applies the group, every request under a savepoint of its own ({@link
-   * IdempotentReceiver#receiveAll}): a request whose work throws is rolled back alone and answered
-   * 422 or 500 as usual, the others commit together and are answered 200 once the commit is done.
-   * If that commit fails, every request of the group answers 500 and nothing of it is applied (the
-   * senders retry; a commit whose answer was lost shows as duplicates then). A request never waits
-   * for a group to fill: at low load each request is a group of its own. Use it when many requests
-   * arrive at once: one commit (one log flush) serves them all.
+   * The same endpoint with group commit: requests that arrive while {@code maxGroups} (1 to 64)
+   * transactions of this endpoint are already running share the next one, up to {@code maxRequests}
+   * (2 to 1,000) per transaction. A request that finds fewer transactions running starts one at
+   * once, taking along the requests that wait: at low load every request is a transaction of its
+   * own, as without group commit; under load the transactions grow instead of the queue, and one
+   * commit (one log flush) serves many requests. Each request runs under a savepoint of its own
+   * ({@link IdempotentReceiver#receiveAll}): one whose work throws is rolled back alone and
+   * answered 422 or 500 as usual; the others are answered 200 once their shared commit is done. If
+   * that commit fails, every request of the group answers 500 and nothing of it is applied (the
+   * senders retry; a commit whose answer was lost shows as duplicates then). Give the data source
+   * {@code maxGroups} connections.
    */
-  public IdempotentEndpoint withGroupCommit(int maxRequests) {
+  public IdempotentEndpoint withGroupCommit(int maxRequests, int maxGroups) {
     if (maxRequests < 2 || maxRequests > 1000) {
       throw new IllegalArgumentException(
           "maxRequests must be between 2 and 1000, was " + maxRequests);
     }
-    return new IdempotentEndpoint(dataSource, receiver, consumer, work, maxBodyBytes, maxRequests);
+    if (maxGroups < 1 || maxGroups > 64) {
+      throw new IllegalArgumentException("maxGroups must be between 1 and 64, was " + maxGroups);
+    }
+    return new IdempotentEndpoint(
+        dataSource, receiver, consumer, work, maxBodyBytes, maxRequests, maxGroups);
   }
 
   @Override

@@ -185,22 +185,33 @@ abstract class AbstractIdempotentReceiverTest {
 
   @Test
   void groupCommitSharesTransactionsAndAnswersEveryRequestAsAlone() throws Exception {
+    groupCommit(1, 5000); // one transaction at a time: every other request waits and joins
+    groupCommit(3, 6000); // three at once: several leaders hand over
+    IdempotentEndpoint plain = points.endpoint();
+    assertThatThrownBy(() -> plain.withGroupCommit(1, 1))
+        .hasMessage("maxRequests must be between 2 and 1000, was 1");
+    assertThatThrownBy(() -> plain.withGroupCommit(2, 0))
+        .hasMessage("maxGroups must be between 1 and 64, was 0");
+  }
+
+  /**
+   * 300 concurrent requests for 200 orders from {@code base}; base+117 fails, base+123 is refused.
+   */
+  private void groupCommit(int maxGroups, int base) throws Exception {
     AtomicInteger commits = new AtomicInteger();
-    DataSource counting = countingCommits(points.ds, commits);
     IdempotentEndpoint grouped =
         IdempotentEndpoint.create(
-                counting,
+                countingCommits(points.ds, commits),
                 points.receiver,
                 PointsService.CONSUMER,
                 (c, body, headers) -> points.award(c, body))
-            .withGroupCommit(50);
+            .withGroupCommit(50, maxGroups);
     ExecutorService senders = Executors.newFixedThreadPool(16, r -> new Thread(r, "gc-sender"));
     try (LocalHttpServer busy = LocalHttpServer.start(16)) {
       busy.context("/grouped", grouped);
       List<Future<HttpResponse<String>>> answers = new ArrayList<>();
       for (int i = 0; i < 300; i++) {
-        int order = 5000 + i % 200; // the last 100 repeat keys of the first 100
-        // 5117 fails (500), 5123 is refused (422): keys that are not repeated
+        int order = base + i % 200; // the last 100 repeat the keys of the first 100
         String body = i == 117 ? "boom" : i == 123 ? "reject" : PointsService.body(order, 1);
         String key = "gc-" + order;
         answers.add(senders.submit(() -> post(busy.uri("/grouped"), key, body)));
@@ -225,14 +236,12 @@ abstract class AbstractIdempotentReceiverTest {
     } finally {
       senders.shutdownNow();
     }
-    for (int order = 5000; order < 5200; order++) {
+    for (int order = base; order < base + 200; order++) {
       assertThat(pointsOf(order))
           .as("order " + order)
-          .isEqualTo(order == 5117 || order == 5123 ? 0 : 1);
+          .isEqualTo(order == base + 117 || order == base + 123 ? 0 : 1);
     }
-    assertThat(inbox("gc-5117") + inbox("gc-5123")).isZero();
-    assertThatThrownBy(() -> grouped.withGroupCommit(1))
-        .hasMessage("maxRequests must be between 2 and 1000, was 1");
+    assertThat(inbox("gc-" + (base + 117)) + inbox("gc-" + (base + 123))).isZero();
   }
 
   private HttpResponse<String> post(URI uri, String key, String body) throws Exception {

@@ -4,14 +4,18 @@ import io.localmessage.LocalMessageException;
 import io.localmessage.http.IdempotentReceiver;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lets requests handled at the same time share one transaction, without a thread of its own: the
- * first request to arrive while no group runs leads: it takes every request waiting (up to the
- * maximum, itself first), applies them together and hands the lead to the oldest request that
- * arrived meanwhile, which does the same. A request never waits for others to arrive. Not API.
+ * Lets requests handled at the same time share transactions, without a thread of its own. A request
+ * that arrives while fewer than {@code maxGroups} groups run leads a group at once: it takes the
+ * requests waiting (up to {@code maxRequests}, itself first), applies them together and, when
+ * requests arrived meanwhile, hands the lead to the oldest of them. Only when {@code maxGroups}
+ * groups run does a request wait, and then it joins the next group. So at low load every request is
+ * a group of its own, as without group commit, and under load the groups grow instead of the queue.
+ * Not API.
  */
 public final class GroupCommit {
   /** Applies one group in one transaction; throws when the transaction failed as a whole. */
@@ -36,18 +40,27 @@ public final class GroupCommit {
     }
   }
 
-  private final int max;
+  private final int maxRequests;
+  private final int maxGroups;
   private final Applier applier;
-  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
-  private boolean leading;
 
-  public GroupCommit(int max, Applier applier) {
-    this.max = max;
+  /** Requests not taken by a group yet, oldest first; some may hold the lead already. */
+  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+
+  private int leaders;
+
+  public GroupCommit(int maxRequests, int maxGroups, Applier applier) {
+    this.maxRequests = maxRequests;
+    this.maxGroups = maxGroups;
     this.applier = applier;
   }
 
-  public int max() {
-    return max;
+  public int maxRequests() {
+    return maxRequests;
+  }
+
+  public int maxGroups() {
+    return maxGroups;
   }
 
   /**
@@ -59,8 +72,8 @@ public final class GroupCommit {
     Pending me = new Pending(request);
     synchronized (this) {
       queue.add(me);
-      if (!leading) {
-        leading = true;
+      if (leaders < maxGroups) {
+        leaders++;
         me.lead = true;
       }
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
@@ -77,18 +90,24 @@ public final class GroupCommit {
         return result(me);
       }
     }
-    lead();
+    lead(me);
     synchronized (this) {
       return result(me);
     }
   }
 
-  /** Applies the requests at the head of the queue (this thread's first), then hands over. */
-  private void lead() {
+  /** Applies {@code me} and the requests waiting without a lead, then hands over. */
+  private void lead(Pending me) {
     List<Pending> group = new ArrayList<>();
     synchronized (this) {
-      while (group.size() < max && !queue.isEmpty()) {
-        group.add(queue.poll());
+      queue.remove(me);
+      group.add(me);
+      for (Iterator<Pending> it = queue.iterator(); it.hasNext() && group.size() < maxRequests; ) {
+        Pending p = it.next();
+        if (!p.lead) {
+          it.remove();
+          group.add(p);
+        }
       }
     }
     List<IdempotentReceiver.Request> requests = new ArrayList<>(group.size());
@@ -117,9 +136,15 @@ public final class GroupCommit {
         p.outcome = outcomes.get(i);
       }
     }
-    Pending next = queue.peek();
+    Pending next = null;
+    for (Pending p : queue) {
+      if (!p.lead) {
+        next = p;
+        break;
+      }
+    }
     if (next == null) {
-      leading = false;
+      leaders--;
     } else {
       next.lead = true;
     }
