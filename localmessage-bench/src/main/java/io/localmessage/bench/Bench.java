@@ -205,6 +205,13 @@ public final class Bench {
             + o.relaySettings().describe()
             + "; broker: single-node KRaft in the bench JVM");
     h.add(
+        "consumer: KafkaInboxConsumer "
+            + o.consumerSettings().describe()
+            + " (defaults unless set), topic of "
+            + ConsumerDrain.PARTITIONS
+            + " partitions, one effect INSERT per record; per-record mode batchSize=1"
+            + " concurrency=1");
+    h.add(
         "idle cost: statements per second of one idle replica, counted by a wrapper around its"
             + " data source over "
             + o.idleDuration().toSeconds()

@@ -1,5 +1,6 @@
 package io.localmessage.bench;
 
+import io.localmessage.kafka.KafkaInboxConsumer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,10 +31,12 @@ record Options(
     Path out,
     String label,
     int relayConcurrency,
-    int relayBatch) {
+    int relayBatch,
+    int consumerBatch,
+    int consumerConcurrency) {
 
   static final List<String> WORKLOADS =
-      List.of("drain", "peers", "save", "latency", "scaling", "idle", "kafka");
+      List.of("drain", "peers", "save", "latency", "scaling", "idle", "kafka", "consumer");
 
   static String usage() {
     return String.join(
@@ -58,6 +61,8 @@ record Options(
         "  --scaling LIST      backlog sizes of the scaling (default 10000,100000[,1000000])",
         "  --relay-concurrency C  engine slots of the Kafka relay drain (default 1000)",
         "  --relay-batch B     tickets per relay handler call (default 100)",
+        "  --consumer-batch B  records per transaction of the inbox consumer (default 500)",
+        "  --consumer-concurrency C  partitions applied at once per consumer (default 4)",
         "  --out DIR           where latest.md and latest.csv go (default <module>/results)",
         "  --label TEXT        a note printed in the header (e.g. 'noisy: shared machine')");
   }
@@ -86,6 +91,8 @@ record Options(
     String label = "";
     int relayConcurrency = 1000;
     int relayBatch = 100;
+    int consumerBatch = KafkaInboxConsumer.DEFAULT_BATCH_SIZE;
+    int consumerConcurrency = KafkaInboxConsumer.DEFAULT_CONCURRENCY;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       switch (a) {
@@ -133,6 +140,8 @@ record Options(
             case "--label" -> label = v;
             case "--relay-concurrency" -> relayConcurrency = positive(a, v);
             case "--relay-batch" -> relayBatch = positive(a, v);
+            case "--consumer-batch" -> consumerBatch = positive(a, v);
+            case "--consumer-concurrency" -> consumerConcurrency = positive(a, v);
             default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
           }
         }
@@ -165,7 +174,9 @@ record Options(
         out,
         label,
         relayConcurrency,
-        relayBatch);
+        relayBatch,
+        consumerBatch,
+        consumerConcurrency);
   }
 
   boolean runs(String workload) {
@@ -178,6 +189,15 @@ record Options(
 
   RelayDrain.Settings relaySettings() {
     return new RelayDrain.Settings(relayConcurrency, relayBatch, poolSize, 262_144);
+  }
+
+  ConsumerDrain.Settings consumerSettings() {
+    return new ConsumerDrain.Settings(consumerBatch, consumerConcurrency);
+  }
+
+  /** Today's mode before batches: one transaction per record, one partition at a time. */
+  ConsumerDrain.Settings perRecordSettings() {
+    return new ConsumerDrain.Settings(1, 1);
   }
 
   EngineDrain.Settings latencySettings() {

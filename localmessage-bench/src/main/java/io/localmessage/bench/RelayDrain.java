@@ -28,8 +28,11 @@ final class RelayDrain {
 
   private RelayDrain() {}
 
-  /** The run's broker, started at first use; its threads would keep the JVM alive: see stop. */
-  private static synchronized TestBroker broker() {
+  /**
+   * The run's broker (also the consumer workload's), started at first use; its threads would keep
+   * the JVM alive: see stop.
+   */
+  static synchronized TestBroker broker() {
     if (broker == null) {
       broker = TestBroker.start(PARTITIONS, Map.of("auto.create.topics.enable", false));
     }

@@ -113,6 +113,60 @@ final class Workloads {
     if (o.runs("kafka") && pg()) {
       drain(d + ".kafka.relay", "kafka relay", sc -> RelayDrain.run(sc, n, o.relaySettings()));
     }
+    if (o.runs("consumer")) {
+      consumerRepetition(n);
+    }
+  }
+
+  /** Floor threads matching the consumers' lanes: one per partition they apply at once. */
+  static int floorThreads(Options o, int instances) {
+    return Math.min(instances * o.consumerSettings().concurrency(), ConsumerDrain.PARTITIONS);
+  }
+
+  /** The per-record mode is ~10x slower: it applies a tenth of the backlog (a rate either way). */
+  static int perRecordCount(int n) {
+    return Math.max(1, n / 10);
+  }
+
+  private void consumerRepetition(int n) {
+    ConsumerDrain.Settings s = o.consumerSettings();
+    int batch = s.batchSize();
+    drain(
+        d + ".consumer.batch.1",
+        "consumer x1",
+        sc -> ConsumerDrain.consumers(sc, n, 1, s),
+        "records/s");
+    drain(
+        d + ".consumer.floor.1",
+        "consumer floor, " + floorThreads(o, 1) + " conn.",
+        sc -> ConsumerDrain.floor(sc, n, floorThreads(o, 1), batch, ConsumerDrain.Inbox.BULK),
+        "records/s");
+    drain(
+        d + ".consumer.batch.3",
+        "consumer x3",
+        sc -> ConsumerDrain.consumers(sc, n, 3, s),
+        "records/s");
+    drain(
+        d + ".consumer.floor.3",
+        "consumer floor, " + floorThreads(o, 3) + " conn.",
+        sc -> ConsumerDrain.floor(sc, n, floorThreads(o, 3), batch, ConsumerDrain.Inbox.BULK),
+        "records/s");
+    drain(
+        d + ".consumer.floor.rows",
+        "consumer floor, row inbox",
+        sc -> ConsumerDrain.floor(sc, n, floorThreads(o, 1), batch, ConsumerDrain.Inbox.ROW),
+        "records/s");
+    int few = perRecordCount(n);
+    drain(
+        d + ".consumer.record.1",
+        "consumer per-record x1",
+        sc -> ConsumerDrain.consumers(sc, few, 1, o.perRecordSettings()),
+        "records/s");
+    drain(
+        d + ".consumer.record.3",
+        "consumer per-record x3",
+        sc -> ConsumerDrain.consumers(sc, few, 3, o.perRecordSettings()),
+        "records/s");
   }
 
   /** One latency measurement: records its percentiles and rate under {@code key}. */
@@ -155,6 +209,10 @@ final class Workloads {
   }
 
   private void drain(String key, String label, Body<Drain.Result> body) {
+    drain(key, label, body, "tickets/s");
+  }
+
+  private void drain(String key, String label, Body<Drain.Result> body, String unit) {
     try {
       Drain.Result r = inScope(body);
       if (r.handled() != r.n()) {
@@ -169,9 +227,10 @@ final class Workloads {
         rec.put(key + ".retries", r.retries());
       }
       Bench.progress(
-          "  %-32s %,10.0f tickets/s  (%,d in %.2f s%s%s)",
+          "  %-32s %,10.0f %s  (%,d in %.2f s%s%s)",
           label,
           r.perSecond(),
+          unit,
           r.n(),
           r.seconds(),
           Double.isNaN(r.commitsPer1k())
@@ -390,9 +449,84 @@ final class Workloads {
       if (o.runs("kafka") && pg) {
         r.row("kafka", d, "relay to a local broker, acks=all", "events/s", d + ".kafka.relay");
       }
+      if (o.runs("consumer")) {
+        consumerRows(o, r, d, pg);
+      }
     }
     goals(o, r);
     notes(o, r);
+  }
+
+  private static void consumerRows(Options o, Report r, String d, boolean pg) {
+    String k = d + ".consumer.";
+    String defaults = o.consumerSettings().describe();
+    r.row(
+        "consumer",
+        d,
+        "inbox consumer, 1 instance (" + defaults + ")",
+        "records/s",
+        k + "batch.1",
+        "consumer/floor",
+        k + "batch.1",
+        k + "floor.1");
+    r.row(
+        "consumer",
+        d,
+        "floor: same statements, plain JDBC, " + floorThreads(o, 1) + " connections",
+        "records/s",
+        k + "floor.1");
+    r.row(
+        "consumer",
+        d,
+        "inbox consumer, 3 instances of one group",
+        "records/s",
+        k + "batch.3",
+        "consumer/floor",
+        k + "batch.3",
+        k + "floor.3");
+    r.row(
+        "consumer",
+        d,
+        "floor: same statements, plain JDBC, " + floorThreads(o, 3) + " connections",
+        "records/s",
+        k + "floor.3");
+    r.row(
+        "consumer",
+        d,
+        "floor with one inbox INSERT per record, " + floorThreads(o, 1) + " connections",
+        "records/s",
+        k + "floor.rows",
+        "bulk/row inbox floor",
+        k + "floor.1",
+        k + "floor.rows");
+    r.row(
+        "consumer",
+        d,
+        "per-record mode (batchSize=1 concurrency=1), 1 instance",
+        "records/s",
+        k + "record.1",
+        "batched/per-record",
+        k + "batch.1",
+        k + "record.1");
+    r.row(
+        "consumer",
+        d,
+        "per-record mode, 3 instances",
+        "records/s",
+        k + "record.3",
+        "batched/per-record",
+        k + "batch.3",
+        k + "record.3");
+    if (pg) {
+      for (String[] c :
+          new String[][] {
+            {"inbox consumer, 1 instance", k + "batch.1"},
+            {"consumer floor, " + floorThreads(o, 1) + " connections", k + "floor.1"},
+            {"per-record mode, 1 instance", k + "record.1"}
+          }) {
+        r.row("commits", d, c[0], "commits/1k records", c[1] + ".commits");
+      }
+    }
   }
 
   private static void goals(Options o, Report r) {
@@ -497,6 +631,26 @@ final class Workloads {
                 0.8,
                 true));
       }
+      if (o.runs("consumer")) {
+        if (pg) {
+          r.goals.add(
+              new Report.Goal(
+                  d + ": inbox consumer >= 10,000 records/s (1 instance)",
+                  d + ".consumer.batch.1",
+                  null,
+                  null,
+                  10_000,
+                  true));
+        }
+        r.goals.add(
+            new Report.Goal(
+                d + ": inbox consumer >= 0.7x its floor (1 instance)",
+                null,
+                d + ".consumer.batch.1",
+                d + ".consumer.floor.1",
+                0.7,
+                true));
+      }
       if (o.runs("kafka") && pg) {
         r.goals.add(
             new Report.Goal(
@@ -526,6 +680,17 @@ final class Workloads {
         "peers: same database, same backlog size, each configured for throughput as its"
             + " documentation describes; their per-job INFO logging is silenced and slf4j 2.x is"
             + " pinned. transaction-outbox's backlog is made due before the run.");
+    r.notes.add(
+        "consumer: a topic of 6 partitions preloaded once per run with "
+            + o.n()
+            + " relayed events (64-byte payload, 1,000 keys) in the bench JVM's broker; each"
+            + " measurement is a new consumer group and fresh tables, timed from start() until the"
+            + " effect table holds every event (checked: exactly once). The floor applies the same"
+            + " events with the consumer's statements (one inbox INSERT per 100 records, one"
+            + " effect INSERT per record, one commit per batch) on plain JDBC threads, one per"
+            + " partition the consumers apply at once; no Kafka. The per-record mode applies "
+            + perRecordCount(o.n())
+            + " events (a rate either way).");
     r.notes.add(
         "latency: commit->handler start, measured from the producer's clock read right after"
             + " commit to the handler's first instruction (same JVM clock).");

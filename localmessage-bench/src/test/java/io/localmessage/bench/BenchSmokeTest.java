@@ -65,6 +65,11 @@ class BenchSmokeTest {
     assertThat(csv).anyMatch(l -> l.contains("pg.idle.engine.500,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.save.round_trip,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.kafka.relay,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.consumer.batch.1,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.consumer.floor.3,"));
+    assertThat(csv).anyMatch(l -> l.contains("mariadb.consumer.batch.3,"));
+    assertThat(csv).anyMatch(l -> l.contains("mariadb.consumer.record.1,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.consumer.batch.1.commits,"));
 
     String md = Files.readString(result.markdown());
     assertThat(md)
@@ -73,7 +78,11 @@ class BenchSmokeTest {
         .contains("## Goals")
         .contains("## Diagnostics")
         .contains("EXPLAIN ANALYZE, engine claim");
-    assertThat(result.text()).contains("engine/floor").contains("machine: ");
+    assertThat(result.text())
+        .contains("engine/floor")
+        .contains("consumer/floor")
+        .contains("batched/per-record")
+        .contains("machine: ");
   }
 
   /** Splits one CSV line, honouring double quotes. */
