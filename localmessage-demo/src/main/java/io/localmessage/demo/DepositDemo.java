@@ -68,6 +68,7 @@ public final class DepositDemo {
       }
       long start = System.nanoTime();
       long lastPrint = 0;
+      Progress progress = new Progress(deposits, ledger, t0);
       boolean crashed = false;
       long intervalNanos = TimeUnit.SECONDS.toNanos(1) / Math.max(1, o.rate);
       for (int i = 0; i < o.deposits; i++) {
@@ -86,14 +87,14 @@ public final class DepositDemo {
           crashed = true;
         }
         if (!o.quiet && System.nanoTime() - lastPrint > TimeUnit.SECONDS.toNanos(1)) {
-          progress(out, deposits, ledger, t0);
+          out.println(progress.line());
           lastPrint = System.nanoTime();
         }
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.deadlineSeconds);
       while (System.nanoTime() < deadline && !converged(deposits)) {
         if (!o.quiet) {
-          progress(out, deposits, ledger, t0);
+          out.println(progress.line());
         }
         TimeUnit.SECONDS.sleep(1); // progress wait in the demo, not a test
       }
@@ -136,6 +137,16 @@ public final class DepositDemo {
       out.printf("lost                        %d%n", r.lost);
       out.printf("double-applied              %d%n", r.doubleApplied);
       out.printf("end-to-end latency          created -> LEDGER_APPLIED: %s%n", r.percentiles());
+      for (Reconciliation.Leg leg : Reconciliation.Leg.values()) {
+        out.printf(
+            "  %-25s %s (%.0f%% of the mean): %s%n",
+            leg.label, Reconciliation.percentiles(r.legs.get(leg)), r.shareOfMean(leg), leg.what);
+      }
+      long p50 = r.endToEnd(0.50);
+      long p99 = r.endToEnd(0.99);
+      out.printf(
+          "latency goal                p50 <= 1000 ms and p99 <= 5000 ms: %s%n",
+          p50 < 0 ? "not measured" : p50 <= 1000 && p99 <= 5000 ? "met" : "NOT met");
       if (points != null) {
         long[] b = points.books();
         boolean pointsOk = pointsDone && b[0] == b[1] && b[1] == b[2] && b[3] == b[4];
@@ -175,25 +186,6 @@ public final class DepositDemo {
             "SELECT COUNT(*) FROM deposit WHERE status"
                 + " IN ('CREATED', 'PAYMENT_PENDING', 'PAYMENT_SUCCEEDED')")
         == 0;
-  }
-
-  private static void progress(PrintStream out, DepositService d, LedgerService l, long t0)
-      throws Exception {
-    var ds = d.dataSource();
-    long created = Reconciliation.count(ds, "SELECT COUNT(*) FROM deposit");
-    long paid =
-        Reconciliation.count(
-            ds,
-            "SELECT COUNT(*) FROM deposit WHERE status IN ('PAYMENT_SUCCEEDED', 'LEDGER_APPLIED')");
-    long applied =
-        Reconciliation.count(ds, "SELECT COUNT(*) FROM deposit WHERE status = 'LEDGER_APPLIED'");
-    long dead =
-        Reconciliation.count(
-            ds, "SELECT COUNT(*) FROM " + DepositService.TABLE + " WHERE status = 2");
-    double s = (System.nanoTime() - t0) / 1e9;
-    out.printf(
-        "[%5.1fs] created %d  paid %d  published %d  applied %d  dead %d  (%.0f applied/s)%n",
-        s, created, paid, d.relayAcks.get(), applied, dead, applied / s);
   }
 
   private static double counter(LedgerService l, String name) {

@@ -77,7 +77,8 @@ final class DepositService implements AutoCloseable {
             .build();
     this.web = infra.pool(infra.depositUrl, "deposit-web", 8);
     createSchema();
-    this.callbackExecutor = Executors.newFixedThreadPool(8, named("deposit-callback"));
+    // a request waiting for its group commit holds its thread: enough for the ledger's slots
+    this.callbackExecutor = Executors.newFixedThreadPool(32, named("deposit-callback"));
     this.callbackServer = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 128);
     callbackServer.setExecutor(callbackExecutor);
     IdempotentReceiver receiver =
@@ -85,20 +86,23 @@ final class DepositService implements AutoCloseable {
     callbackServer.createContext(
         "/ledger-applied",
         IdempotentEndpoint.create(
-            web,
-            receiver,
-            "ledger-callback",
-            (c, body, headers) -> {
-              String depositId = PaymentChannel.JSON.readTree(body).get("depositId").asString();
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      "UPDATE deposit SET status ="
-                          + " 'LEDGER_APPLIED', updated_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND status ="
-                          + " 'PAYMENT_SUCCEEDED'")) {
-                ps.setString(1, depositId);
-                ps.executeUpdate();
-              }
-            }));
+                web,
+                receiver,
+                "ledger-callback",
+                (c, body, headers) -> {
+                  String depositId = PaymentChannel.JSON.readTree(body).get("depositId").asString();
+                  try (PreparedStatement ps =
+                      c.prepareStatement(
+                          "UPDATE deposit SET status = 'LEDGER_APPLIED', updated_at ="
+                              + " CURRENT_TIMESTAMP(3), confirmed_ms = ? WHERE id = ? AND status ="
+                              + " 'PAYMENT_SUCCEEDED'")) {
+                    ps.setLong(1, System.currentTimeMillis());
+                    ps.setString(2, depositId);
+                    ps.executeUpdate();
+                  }
+                })
+            // confirmations arrive many at a time: one commit for all that wait together
+            .withGroupCommit(64, 4));
     callbackServer.start();
     for (int i = 0; i < options.replicas; i++) {
       startReplica();
@@ -122,10 +126,13 @@ final class DepositService implements AutoCloseable {
         .close();
     try (Connection c = web.getConnection();
         Statement st = c.createStatement()) {
+      // created_ms, paid_ms, confirmed_ms: this JVM's clock at each step, so the legs of the
+      // latency add up whatever the databases' clocks say
       st.execute(
           "CREATE TABLE IF NOT EXISTS deposit (id VARCHAR(64) PRIMARY KEY,"
               + " amount BIGINT NOT NULL, status VARCHAR(32) NOT NULL,"
-              + " created_at TIMESTAMP(3) NOT NULL, updated_at TIMESTAMP(3) NOT NULL)");
+              + " created_at TIMESTAMP(3) NOT NULL, updated_at TIMESTAMP(3) NOT NULL,"
+              + " created_ms BIGINT NOT NULL, paid_ms BIGINT, confirmed_ms BIGINT)");
     }
   }
 
@@ -196,11 +203,12 @@ final class DepositService implements AutoCloseable {
             c -> {
               try (PreparedStatement ps =
                   c.prepareStatement(
-                      "INSERT INTO deposit (id, amount, status,"
-                          + " created_at, updated_at) VALUES (?, ?, 'PAYMENT_PENDING', CURRENT_TIMESTAMP(3),"
-                          + " CURRENT_TIMESTAMP(3))")) {
+                      "INSERT INTO deposit (id, amount, status, created_at, updated_at,"
+                          + " created_ms) VALUES (?, ?, 'PAYMENT_PENDING', CURRENT_TIMESTAMP(3),"
+                          + " CURRENT_TIMESTAMP(3), ?)")) {
                 ps.setString(1, depositId);
                 ps.setLong(2, amount);
+                ps.setLong(3, System.currentTimeMillis());
                 ps.executeUpdate();
               }
               return r.engine()
@@ -328,10 +336,11 @@ final class DepositService implements AutoCloseable {
   private static int transition(Connection c, String depositId, String to) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE deposit SET status = ?, updated_at ="
-                + " CURRENT_TIMESTAMP(3) WHERE id = ? AND status = 'PAYMENT_PENDING'")) {
+            "UPDATE deposit SET status = ?, updated_at = CURRENT_TIMESTAMP(3), paid_ms = ? WHERE"
+                + " id = ? AND status = 'PAYMENT_PENDING'")) {
       ps.setString(1, to);
-      ps.setString(2, depositId);
+      ps.setLong(2, System.currentTimeMillis());
+      ps.setString(3, depositId);
       return ps.executeUpdate();
     }
   }

@@ -59,10 +59,13 @@ final class LedgerService implements AutoCloseable {
         Statement st = c.createStatement()) {
       // no unique key on deposit_id on purpose: the inbox alone must keep entries single, and
       // the reconciliation would see a double entry
+      // published_ms: the record's timestamp (the relay's send, this JVM's clock); applied_ms:
+      // when the handler ran, in the transaction that commits the entry
       st.execute(
           "CREATE TABLE IF NOT EXISTS ledger_entry (id VARCHAR(64) PRIMARY KEY,"
               + " deposit_id VARCHAR(64) NOT NULL, amount BIGINT NOT NULL,"
-              + " applied_at TIMESTAMP(3) NOT NULL)");
+              + " applied_at TIMESTAMP(3) NOT NULL, published_ms BIGINT NOT NULL,"
+              + " applied_ms BIGINT NOT NULL)");
     }
     this.callback =
         HttpDelivery.builder()
@@ -74,7 +77,8 @@ final class LedgerService implements AutoCloseable {
             .table("ledger_message")
             .inboxTable("ledger_inbox")
             .replicaId("ledger-1")
-            .concurrency(8)
+            .concurrency(
+                32) // confirmations in flight at once; the deposit side commits them in groups
             .pollInterval(Duration.ofMillis(200))
             .build();
     engine.register(
@@ -108,22 +112,24 @@ final class LedgerService implements AutoCloseable {
               .topics(List.of(DepositService.TOPIC))
               .createTables(true)
               .meterRegistry(metrics)
-              .handler((record, c) -> apply(c, record.value()))
+              .handler(this::apply)
               .build();
       consumer.start();
     }
   }
 
-  private void apply(Connection c, byte[] value) throws SQLException {
-    JsonNode event = PaymentChannel.JSON.readTree(value);
+  private void apply(ConsumerRecord<byte[], byte[]> record, Connection c) throws SQLException {
+    JsonNode event = PaymentChannel.JSON.readTree(record.value());
     String depositId = event.get("depositId").asString();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "INSERT INTO ledger_entry (id, deposit_id,"
-                + " amount, applied_at) VALUES (?, ?, ?, CURRENT_TIMESTAMP(3))")) {
+            "INSERT INTO ledger_entry (id, deposit_id, amount, applied_at, published_ms,"
+                + " applied_ms) VALUES (?, ?, ?, CURRENT_TIMESTAMP(3), ?, ?)")) {
       ps.setString(1, UUID.randomUUID().toString());
       ps.setString(2, depositId);
       ps.setLong(3, event.get("amount").asLong());
+      ps.setLong(4, record.timestamp());
+      ps.setLong(5, System.currentTimeMillis());
       ps.executeUpdate();
     }
     engine.save(
@@ -150,7 +156,7 @@ final class LedgerService implements AutoCloseable {
           rawDeliveries.incrementAndGet();
           try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
-            apply(c, r.value());
+            apply(r, c);
             c.commit();
           } catch (SQLException e) {
             System.err.println("ledger (no inbox) failed to apply: " + e);

@@ -55,6 +55,11 @@ class DepositDemoTest {
         .contains("double-applied              0")
         .contains("RECONCILIATION OK");
     assertThat(report).containsPattern("inbox duplicates caught     [1-9]");
+    // each leg of created -> LEDGER_APPLIED, with its percentiles (no timing is asserted)
+    for (String leg : new String[] {"payment", "relay", "consumer", "confirmation"}) {
+      assertThat(report).containsPattern("\\n  " + leg + " +p50 \\d+ ms, p95 \\d+ ms");
+    }
+    assertThat(report).contains("latency goal                p50 <= 1000 ms and p99 <= 5000 ms: ");
   }
 
   @Test
