@@ -50,6 +50,7 @@ public final class DepositDemo {
       TestBroker.ensureTopic(infra.bootstrap, DepositService.TOPIC, 4);
       DepositService deposits = new DepositService(infra, o, channel.baseUrl());
       LedgerService ledger = new LedgerService(infra, o, deposits.callbackUrl());
+      ledger.awaitReady(java.time.Duration.ofSeconds(30));
       PointsScenario points = o.pointsOrders > 0 ? new PointsScenario(infra, o.pointsOrders) : null;
       out.printf(
           "deposit service: %d replicas; faults: %.0f%% late answers after charging,"

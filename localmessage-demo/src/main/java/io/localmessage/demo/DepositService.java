@@ -145,7 +145,7 @@ final class DepositService implements AutoCloseable {
             .table(TABLE)
             .inboxTable("deposit_inbox")
             .replicaId(id)
-            .concurrency(16)
+            .concurrency(64) // payments wait up to 800 ms on a late channel: slots for the bursts
             .lease(Duration.ofSeconds(20))
             .pollInterval(Duration.ofMillis(200))
             .build();

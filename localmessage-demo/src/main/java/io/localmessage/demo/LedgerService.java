@@ -170,6 +170,18 @@ final class LedgerService implements AutoCloseable {
     return pool;
   }
 
+  /**
+   * Waits (up to {@code max}) until the ledger's consumer owns its partitions: a service takes
+   * traffic once it is up, and a consumer group's first join (which creates the broker's offsets
+   * topic) takes seconds that are not the flow's latency.
+   */
+  void awaitReady(Duration max) throws InterruptedException {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (consumer != null && consumer.assignment().isEmpty() && System.nanoTime() < deadline) {
+      java.util.concurrent.TimeUnit.MILLISECONDS.sleep(20); // start-up wait of the demo
+    }
+  }
+
   KafkaInboxConsumer consumer() {
     return consumer;
   }

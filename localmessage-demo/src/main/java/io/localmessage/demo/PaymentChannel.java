@@ -50,9 +50,11 @@ final class PaymentChannel implements AutoCloseable {
     this.rejectRate = rejectRate;
     this.lateMillis = lateMillis;
     AtomicInteger n = new AtomicInteger();
+    // a late answer holds its thread for lateMillis: the channel must not be the bottleneck of the
+    // flow by its thread count (its faults are the rates above, not a saturated pool)
     this.executor =
         Executors.newFixedThreadPool(
-            32,
+            128,
             r -> {
               Thread t = new Thread(r, "payment-channel-" + n.incrementAndGet());
               t.setDaemon(true);
