@@ -63,6 +63,15 @@ public final class GroupCommit {
     return maxGroups;
   }
 
+  /** Requests waiting for a group to take them (not leading one). */
+  public synchronized int waiting() {
+    int n = 0;
+    for (Pending p : queue) {
+      n += p.lead ? 0 : 1;
+    }
+    return n;
+  }
+
   /**
    * Applies {@code request} in a group; waits at most {@code waitMillis} for a group to take it.
    * Returns its outcome, or throws what failed its group's transaction.
