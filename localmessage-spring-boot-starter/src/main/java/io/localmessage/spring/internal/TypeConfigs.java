@@ -201,7 +201,9 @@ public final class TypeConfigs {
             + "' with a setting '"
             + name.getElement(3, Form.ORIGINAL)
             + "', which does not exist: a biz type with dots needs brackets in the property"
-            + " name, or Spring splits it at the dots.",
+            + " name, or Spring splits it at the dots. Meant: "
+            + intended
+            + "?",
         "Write the biz type in brackets: "
             + intended
             + " in a .properties file, or in YAML:\n\n"
