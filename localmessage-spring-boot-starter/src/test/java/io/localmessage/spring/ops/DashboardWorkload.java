@@ -92,7 +92,7 @@ public class DashboardWorkload {
     boolean resumed = false;
     while (System.nanoTime() < end) {
       long i = n.incrementAndGet();
-      double wave = 1 + Math.sin(i / 400.0); // a slow swell of the arrival rate
+      double wave = 1.5 + Math.sin(i / 1500.0); // a slow swell of the arrival rate, 0.5 to 2.5
       tx.executeWithoutResult(
           s -> {
             messages.save(NewMessage.action("points.add", "o-" + i).payload("{}").build());
