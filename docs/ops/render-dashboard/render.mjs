@@ -114,7 +114,8 @@ for (const p of panels) {
 }
 </script></body></html>`;
 mkdirSync(dirname(out), { recursive: true });
-const html = out.replace(/\.png$/, ".html");
+const html = resolve(here, "out/dashboard.html");
+mkdirSync(dirname(html), { recursive: true });
 writeFileSync(html, page);
 const height = 60 + rows * 36;
 execFileSync("/usr/bin/chromium", [
