@@ -877,10 +877,11 @@ final class FaultRun {
     return (int)
         count(
             effects,
-            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type <> ? AND started_ms <= ?"
-                + " AND (ended_ms IS NULL OR ended_ms >= ?)",
+            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type NOT IN (?, ?)"
+                + " AND started_ms <= ? AND (ended_ms IS NULL OR ended_ms >= ?)",
             replica,
             FaultWorker.TYPE,
+            FaultWorker.HANG_TYPE,
             at,
             at);
   }
@@ -1031,6 +1032,7 @@ final class FaultRun {
   private LocalMessages saver() {
     LocalMessages saver = LocalMessages.builder(tickets).table(FaultWorker.TABLE).build();
     saver.register(FaultWorker.TYPE, m -> {}, FaultWorker.policy(FaultWorker.TYPE));
+    saver.register(FaultWorker.HANG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.HANG_TYPE));
     saver.register(FaultWorker.LONG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.LONG_TYPE));
     return saver;
   }
@@ -1079,7 +1081,10 @@ final class FaultRun {
           saver.save(
               c,
               NewMessage.action(
-                      key.startsWith("long-") ? FaultWorker.LONG_TYPE : FaultWorker.TYPE, key)
+                      key.startsWith("long-")
+                          ? FaultWorker.LONG_TYPE
+                          : key.startsWith("hang-") ? FaultWorker.HANG_TYPE : FaultWorker.TYPE,
+                      key)
                   .aggregateId(id)
                   .payload("{\"order\":\"" + id + "\"}")
                   .build());

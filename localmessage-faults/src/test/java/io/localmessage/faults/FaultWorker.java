@@ -41,6 +41,14 @@ public final class FaultWorker {
    */
   static final String FREEZE_TYPE = "effect.freeze";
 
+  /**
+   * The tickets that hang past their timeout ignoring interrupts, in a type of their own with the
+   * plain type's policy: a retry written too early (while the handler is still inside) is claimed
+   * at once instead of queuing behind the plain type's backlog until the hang has ended, so the
+   * overlap it causes shows in the record.
+   */
+  static final String HANG_TYPE = "effect.hang";
+
   /** The long type only {@code replica} (and its replacement) registers. */
   static String pinnedType(String replica) {
     return "effect.pinned." + replica;
@@ -91,7 +99,7 @@ public final class FaultWorker {
       type = LONG_TYPE;
     }
     return switch (type) {
-      case TYPE ->
+      case TYPE, HANG_TYPE ->
           HandlerConfig.builder()
               .maxAttempts(MAX_ATTEMPTS)
               .handlerTimeout(HANDLER_TIMEOUT)
@@ -225,6 +233,7 @@ public final class FaultWorker {
                 });
     if (!onlyPinned) {
       lm.register(TYPE, applyHandler, policy(TYPE));
+      lm.register(HANG_TYPE, applyHandler, policy(HANG_TYPE));
       lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
     }
     io.localmessage.Handler freezeHandler =
