@@ -260,9 +260,18 @@ final class FaultRun {
   }
 
   Report run() throws Exception {
+    Thread vacuum = null;
+    if (ticketsDb.kind() == TestDatabase.Kind.POSTGRESQL) {
+      vacuum = new Thread(this::vacuumLoop, "fault-vacuum");
+      vacuum.setDaemon(true);
+      vacuum.start();
+    }
     try {
       return runChaos();
     } finally {
+      if (vacuum != null) {
+        vacuum.interrupt();
+      }
       // whatever happened, leave no frozen, worker, consumer or broker process behind
       for (Worker w : workers) {
         signal(w.process, "CONT");
@@ -278,6 +287,27 @@ final class FaultRun {
         if (w.proxy != null) {
           w.proxy.close();
         }
+      }
+    }
+  }
+
+  /**
+   * Does on PostgreSQL what autovacuum does in production: the ticket table is a queue, every
+   * delivery leaves a dead row, and the CI database runs with autovacuum off, so without this the
+   * claims of a long run wade through hundreds of thousands of dead index entries (measured: a long
+   * run drained at ~130 tickets/s with 470,000 dead rows, ~220/s right after one VACUUM).
+   */
+  private void vacuumLoop() {
+    while (!Thread.currentThread().isInterrupted()) {
+      try {
+        TimeUnit.SECONDS.sleep(20); // the cadence of an eager autovacuum, not synchronization
+      } catch (InterruptedException e) {
+        return;
+      }
+      try {
+        exec(tickets, "VACUUM (ANALYZE) " + FaultWorker.TABLE);
+      } catch (SQLException | RuntimeException e) {
+        // the database may be restarting: the next round tries again
       }
     }
   }
