@@ -82,6 +82,9 @@ final class Dispatcher {
   private final Condition signalled = signalLock.newCondition();
   private final int wakeThreshold;
   private volatile long lastClaimNanos;
+  // when the last fair claim round ran (every type its share); between fair rounds, a round that
+  // only refills after a full claim gives the free slots to the types that filled theirs
+  private volatile long lastFairNanos;
   // moving average of handler call times (1/16 weight per call; racy updates only blur it)
   private volatile long avgHandlerNanos;
   private boolean signal;
@@ -431,7 +434,7 @@ final class Dispatcher {
       try {
         List<Long> hinted = drainHints();
         if (!hinted.isEmpty()) {
-          ClaimResult h = claimAndRun(hinted, null);
+          ClaimResult h = claimAndRun(hinted, null, false);
           WakeUps w = wakeUps;
           if (w != null && h.claimed < hinted.size()) {
             // committed tickets this replica cannot run now: let another replica take them
@@ -449,7 +452,14 @@ final class Dispatcher {
           if (dueReached) {
             nextDueNanos.compareAndSet(due, Long.MAX_VALUE);
           }
-          ClaimResult r = claimAndRun(null, null);
+          // a fair round at least every poll interval, and whenever something new may be due;
+          // otherwise (a full claim asks for more) refill the types that filled their share
+          boolean fair =
+              woken
+                  || dueReached
+                  || now - lastFairNanos >= settings.pollInterval().toNanos()
+                  || !(lastFull || slotsCameBack);
+          ClaimResult r = claimAndRun(null, null, !fair);
           lastGeneral = now;
           full = r.full;
           starved = r.noFreeSlots || r.full;
@@ -575,7 +585,7 @@ final class Dispatcher {
     }
     maintain(true);
     List<Execution> started = new ArrayList<>();
-    ClaimResult r = claimAndRun(null, started);
+    ClaimResult r = claimAndRun(null, started, false);
     long longestTimeout =
         registrations.values().stream()
             .mapToLong(reg -> reg.config.handlerTimeout().toNanos())
@@ -600,7 +610,13 @@ final class Dispatcher {
 
   private record ClaimResult(int claimed, boolean full, boolean noFreeSlots) {}
 
-  private ClaimResult claimAndRun(List<Long> onlyIds, List<Execution> started) {
+  /**
+   * One claim round. {@code refill}: the round follows a full claim before the next fair round, and
+   * only types that filled their share last time take part (when there are any), sharing every free
+   * slot: with many types registered and work in few, a fair round alone hands a busy type {@code
+   * free / types} slots per statement and leaves the rest idle until the next round.
+   */
+  private ClaimResult claimAndRun(List<Long> onlyIds, List<Execution> started, boolean refill) {
     claimLock.lock();
     try {
       refreshPausedIfStale();
@@ -609,7 +625,17 @@ final class Dispatcher {
       List<Registration> regs = new ArrayList<>(registrations.values());
       boolean wanted = false;
       int cap = onlyIds == null ? Integer.MAX_VALUE : onlyIds.size();
-      long active = regs.stream().filter(r -> !paused.contains(r.bizType)).count();
+      boolean onlyFilled =
+          refill
+              && onlyIds == null
+              && regs.stream().anyMatch(r -> r.filledLastClaim && !paused.contains(r.bizType));
+      if (!onlyFilled && onlyIds == null) {
+        lastFairNanos = System.nanoTime();
+      }
+      long active =
+          regs.stream()
+              .filter(r -> !paused.contains(r.bizType) && (!onlyFilled || r.filledLastClaim))
+              .count();
       // a fair share of the free slots per type, so one busy type cannot starve the others; a
       // type that fills its share makes the poller come back at once for the rest
       int share =
@@ -622,6 +648,9 @@ final class Dispatcher {
           continue;
         }
         wanted = true;
+        if (onlyFilled && !reg.filledLastClaim) {
+          continue;
+        }
         int n =
             Math.min(
                 Math.min(cap, share),
@@ -658,7 +687,7 @@ final class Dispatcher {
         throw e;
       }
       lastClaimNanos = System.nanoTime() - t0;
-      return handOut(limits, reserved, rows, t0, started);
+      return handOut(limits, reserved, rows, t0, started, onlyIds == null);
     } finally {
       claimLock.unlock();
     }
@@ -675,7 +704,8 @@ final class Dispatcher {
       Map<String, Integer> reserved,
       List<ClaimedRow> rows,
       long claimStart,
-      List<Execution> started) {
+      List<Execution> started,
+      boolean general) {
     Duration queryTime = Duration.ofNanos(lastClaimNanos);
     Map<String, List<ClaimedRow>> byType = new LinkedHashMap<>();
     for (ClaimedRow row : rows) {
@@ -695,6 +725,9 @@ final class Dispatcher {
           give(reg, unused, unhanded);
         } else {
           full = true;
+        }
+        if (general) {
+          reg.filledLastClaim = unused <= 0;
         }
         List<ClaimedMessage> runnable = new ArrayList<>(got.size());
         int reclaims = 0;
