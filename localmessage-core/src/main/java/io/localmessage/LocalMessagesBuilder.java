@@ -1,7 +1,7 @@
 package io.localmessage;
 
-import io.localmessage.internal.Engine;
-import io.localmessage.internal.Settings;
+import io.localmessage.internal.engine.Engines;
+import io.localmessage.internal.engine.Settings;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spi.ErrorRedactor;
@@ -290,7 +290,7 @@ public final class LocalMessagesBuilder {
             maxExecutionTime,
             loopStuckAfter,
             wakeUps);
-    return new Engine(settings);
+    return Engines.create(settings);
   }
 
   /** Validates an inbox table name (for {@code Inbox}); not part of the builder API. */

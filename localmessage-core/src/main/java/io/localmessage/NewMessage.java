@@ -129,7 +129,7 @@ public final class NewMessage {
    * aborts the caller's whole transaction, and neither can be stored faithfully anywhere.
    */
   private static String checkStorable(String field, String value) {
-    String why = io.localmessage.internal.Texts.unstorable(value);
+    String why = Texts.unstorable(value);
     if (why != null) {
       throw new IllegalArgumentException(field + " " + why);
     }
@@ -233,7 +233,7 @@ public final class NewMessage {
       checkText("idemKey", idemKey, MAX_IDEM_KEY_LENGTH);
       checkOptional("aggregateId", aggregateId, MAX_AGGREGATE_ID_LENGTH);
       checkOptional("destination", destination, MAX_DESTINATION_LENGTH);
-      int encoded = io.localmessage.internal.HeadersCodec.encode(headers).length();
+      int encoded = MessageHeaders.encode(headers).length();
       if (encoded > MAX_HEADERS_LENGTH) {
         throw new IllegalArgumentException(
             "headers encode to "

@@ -25,10 +25,10 @@ public interface Admin {
    * Cancels a PENDING or DEAD ticket: no further tries, nothing undone. Returns false when the
    * ticket does not exist or is SUCCEEDED/CANCELED.
    *
-   * @throws io.localmessage.TicketInFlightException when a replica holds a live lease on the ticket
-   *     (it is being delivered right now): the delivery under way cannot be stopped, and for an
-   *     ordered type the next ticket of the aggregate would start beside it. Pause the type or wait
-   *     for the outcome, then cancel.
+   * @throws io.localmessage.MessageInFlightException when a replica holds a live lease on the
+   *     ticket (it is being delivered right now): the delivery under way cannot be stopped, and for
+   *     an ordered type the next ticket of the aggregate would start beside it. Pause the type or
+   *     wait for the outcome, then cancel.
    */
   boolean cancel(long id, String operator, String reason);
 
@@ -47,18 +47,18 @@ public interface Admin {
   List<TypeStats> stats();
 
   /** DEAD tickets of {@code bizType} (null: all types) with id above {@code afterId}, by id. */
-  List<TicketView> listDead(String bizType, long afterId, int limit);
+  List<MessageView> listDead(String bizType, long afterId, int limit);
 
-  Optional<TicketView> get(long id);
+  Optional<MessageView> get(long id);
 
   /** The payload of a ticket, or empty when the ticket does not exist. */
   Optional<byte[]> payload(long id);
 
   /** Tickets of an aggregate, oldest first (at most {@code limit}). */
-  List<TicketView> findByAggregate(String aggregateId, int limit);
+  List<MessageView> findByAggregate(String aggregateId, int limit);
 
   /** Tickets with this idempotency key across biz types. */
-  List<TicketView> findByIdemKey(String idemKey);
+  List<MessageView> findByIdemKey(String idemKey);
 
   /** The audit trail of one ticket, oldest first. */
   List<AuditEntry> audit(long ticketId);

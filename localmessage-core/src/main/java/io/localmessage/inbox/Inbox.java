@@ -2,8 +2,9 @@ package io.localmessage.inbox;
 
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.StoreException;
+import io.localmessage.Texts;
 import io.localmessage.TransactionRequiredException;
-import io.localmessage.jdbc.Dialects;
+import io.localmessage.internal.store.Retention;
 import io.localmessage.spi.Dialect;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -43,15 +44,7 @@ public final class Inbox {
   public static Inbox create(DataSource dataSource, String table, Dialect dialect) {
     Objects.requireNonNull(dataSource, "dataSource");
     LocalMessagesBuilder.checkTableNameForInbox(table);
-    Dialect d = dialect;
-    if (d == null) {
-      try (Connection c = dataSource.getConnection()) {
-        d = Dialects.detect(c);
-      } catch (SQLException e) {
-        throw new StoreException("cannot connect to detect the database dialect", e);
-      }
-    }
-    return new Inbox(dataSource, d, table);
+    return new Inbox(dataSource, dialect != null ? dialect : Dialect.detect(dataSource), table);
   }
 
   /** The work to apply once. */
@@ -126,10 +119,7 @@ public final class Inbox {
   /** Deletes rows older than {@code olderThan} in batches of 1,000: the end of their window. */
   public int purge(Duration olderThan) {
     Objects.requireNonNull(olderThan, "olderThan");
-    io.localmessage.jdbc.TicketStore store =
-        new io.localmessage.jdbc.TicketStore(
-            dataSource, dialect, LocalMessagesBuilder.DEFAULT_TABLE, table);
-    return store.purgeInbox(olderThan, 1000);
+    return Retention.purgeInbox(dataSource, dialect, table, olderThan, 1000);
   }
 
   private static void check(String field, String value, int max) {
@@ -140,7 +130,7 @@ public final class Inbox {
       throw new IllegalArgumentException(
           field + " is " + value.length() + " characters, longer than the limit " + max);
     }
-    String why = io.localmessage.internal.Texts.unstorable(value);
+    String why = Texts.unstorable(value);
     if (why != null) {
       throw new IllegalArgumentException(field + " " + why);
     }
