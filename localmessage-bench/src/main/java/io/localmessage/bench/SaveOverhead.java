@@ -1,10 +1,10 @@
 package io.localmessage.bench;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.MessageKind;
 import io.localmessage.NewMessage;
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.spi.Dialect;
-import io.localmessage.spi.TicketRow;
+import io.localmessage.spi.MessageRow;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -71,7 +71,7 @@ final class SaveOverhead {
                 () -> {
                   long done = 0;
                   try (Connection c = pool.getConnection()) {
-                    Dialect dialect = Dialects.detect(c);
+                    Dialect dialect = Dialect.detect(c);
                     c.setAutoCommit(false);
                     while (System.nanoTime() < end) {
                       long k = seq.incrementAndGet();
@@ -95,8 +95,16 @@ final class SaveOverhead {
                         dialect.insertIfAbsent(
                             c,
                             Tickets.TABLE,
-                            new TicketRow(
-                                1, TYPE, "order-" + k, customer, null, payload, null, 10, 0));
+                            new MessageRow(
+                                MessageKind.ACTION,
+                                TYPE,
+                                "order-" + k,
+                                customer,
+                                null,
+                                payload,
+                                null,
+                                10,
+                                0));
                       }
                       c.commit();
                       done++;

@@ -1,6 +1,5 @@
 package io.localmessage.bench;
 
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.spi.ClaimRequest;
 import io.localmessage.spi.ClaimedRow;
 import io.localmessage.spi.Dialect;
@@ -88,7 +87,7 @@ final class SqlFloor {
   private static void loop(
       Connection c, int batch, Variant variant, String owner, LongAdder deleted, LongAdder retries)
       throws SQLException {
-    Dialect dialect = Dialects.detect(c);
+    Dialect dialect = Dialect.detect(c);
     ClaimRequest request =
         new ClaimRequest(
             List.of(new ClaimRequest.TypeLimit(Tickets.TYPE, batch, false, 10)),

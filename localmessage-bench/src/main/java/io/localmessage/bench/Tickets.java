@@ -1,11 +1,9 @@
 package io.localmessage.bench;
 
-import io.localmessage.jdbc.Dialects;
-import io.localmessage.jdbc.TicketStore;
+import io.localmessage.Schema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import javax.sql.DataSource;
 
 /** The engine's tables in a scope, and a backlog of due tickets bulk-loaded into them. */
 final class Tickets {
@@ -21,12 +19,7 @@ final class Tickets {
 
   /** Creates the engine's tables in {@code scope}. */
   static void createSchema(Scope scope) {
-    DataSource ds = scope.setupDataSource();
-    try (Connection c = ds.getConnection()) {
-      new TicketStore(ds, Dialects.detect(c), TABLE, "local_inbox").createSchema();
-    } catch (SQLException e) {
-      throw new IllegalStateException("creating the schema failed: " + e.getMessage(), e);
-    }
+    Schema.create(scope.setupDataSource(), TABLE, "local_inbox");
   }
 
   /** Creates the tables, loads {@code n} due tickets of {@link #TYPE} and analyzes the table. */

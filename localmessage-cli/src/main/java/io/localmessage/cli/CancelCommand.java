@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.TicketInFlightException;
+import io.localmessage.MessageInFlightException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +38,7 @@ final class CancelCommand implements Callable<Integer> {
       for (Long id : ids) {
         try {
           (lm.admin().cancel(id, root.operator, reason) ? canceled : skipped).add(id);
-        } catch (TicketInFlightException e) {
+        } catch (MessageInFlightException e) {
           Map<String, Object> r = new LinkedHashMap<>();
           r.put("id", id);
           r.put("reason", e.getMessage());

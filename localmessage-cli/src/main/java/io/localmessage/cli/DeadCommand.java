@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -34,7 +34,7 @@ final class DeadCommand {
     @Override
     public Integer call() {
       try (LocalMessages lm = dead.root.open()) {
-        List<TicketView> rows = lm.admin().listDead(type, after, limit);
+        List<MessageView> rows = lm.admin().listDead(type, after, limit);
         dead.root.output().tickets(rows);
         return rows.isEmpty() ? ExitCodes.NOTHING_MATCHED : ExitCodes.OK;
       }

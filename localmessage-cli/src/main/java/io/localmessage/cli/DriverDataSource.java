@@ -1,4 +1,4 @@
-package io.localmessage.jdbc;
+package io.localmessage.cli;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -9,16 +9,16 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * An unpooled {@link DataSource} over {@link DriverManager}: one new connection per call. For tools
- * and setup work (the CLI, the benchmark's seeding); a service should use a pool.
+ * An unpooled {@link DataSource} over {@link DriverManager}: one new connection per call, for one
+ * command of the command line.
  */
-public final class DriverDataSource implements DataSource {
+final class DriverDataSource implements DataSource {
   private final String url;
   private final String user;
   private final String password;
 
   /** {@code password} null means empty. */
-  public DriverDataSource(String url, String user, String password) {
+  DriverDataSource(String url, String user, String password) {
     this.url = java.util.Objects.requireNonNull(url, "url");
     this.user = user;
     this.password = password == null ? "" : password;

@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -36,7 +36,7 @@ final class FindCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (LocalMessages lm = root.open()) {
-      List<TicketView> rows =
+      List<MessageView> rows =
           key.aggregate != null
               ? lm.admin().findByAggregate(key.aggregate, limit)
               : lm.admin().findByIdemKey(key.idemKey);

@@ -1,9 +1,9 @@
 package io.localmessage.cli;
 
+import io.localmessage.Printable;
 import io.localmessage.admin.AuditEntry;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
-import io.localmessage.internal.Printable;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,7 +98,7 @@ final class Output {
     table(rows);
   }
 
-  void tickets(List<TicketView> tickets) {
+  void tickets(List<MessageView> tickets) {
     if (json) {
       json(tickets);
       return;
@@ -115,7 +115,7 @@ final class Output {
           "UPDATED_AT",
           "LAST_ERROR"
         });
-    for (TicketView t : tickets) {
+    for (MessageView t : tickets) {
       rows.add(
           new String[] {
             Long.toString(t.id()),
@@ -131,7 +131,7 @@ final class Output {
     table(rows);
   }
 
-  void ticket(TicketView t, List<AuditEntry> audit) {
+  void ticket(MessageView t, List<AuditEntry> audit) {
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("ticket", t);

@@ -3,7 +3,6 @@ package io.localmessage.cli;
 import io.localmessage.LocalMessages;
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.StoreException;
-import io.localmessage.jdbc.DriverDataSource;
 import java.io.PrintWriter;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;

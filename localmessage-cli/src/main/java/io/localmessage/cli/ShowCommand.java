@@ -1,8 +1,8 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.admin.TicketView;
-import io.localmessage.internal.Printable;
+import io.localmessage.Printable;
+import io.localmessage.admin.MessageView;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +31,7 @@ final class ShowCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (LocalMessages lm = root.open()) {
-      Optional<TicketView> t = lm.admin().get(id);
+      Optional<MessageView> t = lm.admin().get(id);
       if (t.isEmpty()) {
         root.spec.commandLine().getErr().println("no ticket with id " + id);
         return ExitCodes.NOTHING_MATCHED;

@@ -1,6 +1,6 @@
 package io.localmessage.console;
 
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 
 /**
  * Decides what the console may show of a ticket's payload: mask card numbers, tokens, personal
@@ -26,5 +26,5 @@ public interface PayloadRedactor {
    * @param text the payload as text
    * @return the text to show, or {@code null} to show none
    */
-  String redact(TicketView ticket, String text);
+  String redact(MessageView ticket, String text);
 }

@@ -1,6 +1,6 @@
 package io.localmessage.demo;
 
-import io.localmessage.kafka.testing.TestBroker;
+import io.localmessage.test.kafka.TestBroker;
 import io.micrometer.core.instrument.search.Search;
 import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;

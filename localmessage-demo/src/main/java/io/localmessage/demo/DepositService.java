@@ -11,8 +11,8 @@ import io.localmessage.PermanentFailure;
 import io.localmessage.http.IdempotentEndpoint;
 import io.localmessage.http.IdempotentReceiver;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.internal.Engine;
 import io.localmessage.kafka.KafkaRelay;
+import io.localmessage.test.Crash;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -182,7 +182,7 @@ final class DepositService implements AutoCloseable {
   Replica crashOneReplica() {
     Replica victim = replicas.get(0);
     replicas.remove(victim);
-    ((Engine) victim.engine()).halt();
+    Crash.halt(victim.engine());
     victim.relay().close();
     victim.pool().close();
     return victim;

@@ -4,7 +4,7 @@ import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.localmessage.PermanentFailure;
-import io.localmessage.internal.Printable;
+import io.localmessage.Printable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -3,7 +3,6 @@ package io.localmessage.kafka;
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.StoreException;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.kafka.internal.ConsumerMetrics;
 import io.localmessage.kafka.internal.DeadLetters;
 import io.localmessage.kafka.internal.InboxLoop;
@@ -459,7 +458,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     private static Dialect detect(DataSource ds) {
       try (Connection c = ds.getConnection()) {
-        return Dialects.detect(c);
+        return Dialect.detect(c);
       } catch (SQLException e) {
         throw new StoreException("cannot connect to detect the database dialect", e);
       }

@@ -2,7 +2,7 @@ package io.localmessage.console.internal;
 
 import io.localmessage.MessageStatus;
 import io.localmessage.admin.AuditEntry;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import java.util.List;
 import java.util.Map;
 
@@ -15,7 +15,7 @@ final class TicketPages {
       String type,
       List<String> types,
       long afterId,
-      List<TicketView> rows,
+      List<MessageView> rows,
       Map<Long, PayloadPreview> previews,
       boolean more,
       String done,
@@ -51,7 +51,7 @@ final class TicketPages {
     h.raw("<th>Id</th><th>Biz type</th><th>Idem key</th><th>Aggregate</th><th>Attempts</th>")
         .raw("<th>Last error</th><th>Created</th><th>Updated</th><th>Payload</th></tr></thead>")
         .raw("<tbody>");
-    for (TicketView t : rows) {
+    for (MessageView t : rows) {
       h.raw("<tr").attr("data-id", t.id()).raw(">");
       if (v.mayAct()) {
         h.raw("<td><input type=\"checkbox\" name=\"id\" form=\"requeue-selected\"");
@@ -98,7 +98,7 @@ final class TicketPages {
   }
 
   private static void pager(
-      Html h, View v, String type, long afterId, List<TicketView> rows, boolean more) {
+      Html h, View v, String type, long afterId, List<MessageView> rows, boolean more) {
     h.raw("<div class=\"pager\">");
     if (afterId > 0) {
       h.link(v.url("/dead" + query(type, 0)), "« first page");
@@ -137,7 +137,7 @@ final class TicketPages {
   static String ticket(
       View v,
       long id,
-      TicketView t,
+      MessageView t,
       PayloadPreview preview,
       List<AuditEntry> audit,
       String done,
@@ -172,7 +172,7 @@ final class TicketPages {
     return Layout.close(h);
   }
 
-  private static void details(Html h, View v, TicketView t, PayloadPreview preview) {
+  private static void details(Html h, View v, MessageView t, PayloadPreview preview) {
     h.raw("<dl class=\"fields\">");
     h.el("dt", "Biz type").raw("<dd>");
     h.link(v.url("/type?name=" + Html.q(t.bizType())), t.bizType()).raw("</dd>");
@@ -201,7 +201,7 @@ final class TicketPages {
     payload(h, preview, t.payloadBytes(), false);
   }
 
-  private static void actions(Html h, View v, TicketView t) {
+  private static void actions(Html h, View v, MessageView t) {
     String[][] self = {{"id", Long.toString(t.id())}, {"back", v.url("/tickets/" + t.id())}};
     boolean dead = t.status() == MessageStatus.DEAD;
     boolean cancelable = dead || t.status() == MessageStatus.PENDING;
@@ -229,9 +229,9 @@ final class TicketPages {
   static String search(
       View v,
       String q,
-      TicketView byId,
-      List<TicketView> aggregate,
-      List<TicketView> key,
+      MessageView byId,
+      List<MessageView> aggregate,
+      List<MessageView> key,
       int limit) {
     Html h = Layout.open(v, "Search");
     h.raw("<h1>Search <span class=\"mono\">").text(q).raw("</span></h1>");
@@ -252,7 +252,7 @@ final class TicketPages {
     return Layout.close(h);
   }
 
-  private static void list(Html h, View v, List<TicketView> rows, String id) {
+  private static void list(Html h, View v, List<MessageView> rows, String id) {
     if (rows.isEmpty()) {
       h.raw("<p class=\"muted\"").attr("id", id).raw(">Nothing found.</p>");
       return;
@@ -262,7 +262,7 @@ final class TicketPages {
         .raw("><thead><tr><th>Id</th><th>Status</th><th>Biz type</th>")
         .raw("<th>Idem key</th><th>Aggregate</th><th>Attempts</th><th>Last error</th>")
         .raw("<th>Created</th></tr></thead><tbody>");
-    for (TicketView t : rows) {
+    for (MessageView t : rows) {
       h.raw("<tr").attr("data-id", t.id()).raw("><td>").link(v.url("/tickets/" + t.id()), t.id());
       h.raw("</td><td><span").attr("class", "badge " + t.status().name()).raw(">");
       h.text(t.status().name()).raw("</span></td>");

@@ -1,11 +1,11 @@
 package io.localmessage.spring.internal;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.TicketInFlightException;
+import io.localmessage.MessageInFlightException;
+import io.localmessage.Printable;
 import io.localmessage.admin.Admin;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
-import io.localmessage.internal.Printable;
 import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
@@ -176,7 +176,7 @@ public final class LocalMessageEndpoint {
     try {
       boolean done = engine.admin().cancel(ticketId(id), operator, why);
       return new WebEndpointResponse<>(new ActionResult("cancel", id, done ? 1 : 0, operator));
-    } catch (TicketInFlightException e) {
+    } catch (MessageInFlightException e) {
       // the handler may still be running: refusing is the answer, not an error of the server
       return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
     } catch (IllegalArgumentException e) {
@@ -240,7 +240,7 @@ public final class LocalMessageEndpoint {
         s.paused());
   }
 
-  private static TicketRow row(TicketView t) {
+  private static TicketRow row(MessageView t) {
     return new TicketRow(
         t.id(),
         t.kind().name(),

@@ -1,4 +1,4 @@
-package io.localmessage.kafka.testing;
+package io.localmessage.test.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
