@@ -12,7 +12,6 @@ import io.localmessage.NewMessage;
 import io.localmessage.PermanentFailure;
 import io.localmessage.admin.AuditEntry;
 import io.localmessage.spring.internal.LocalMessageEndpoint;
-import io.localmessage.spring.internal.OperatorRule;
 import io.localmessage.testing.TestDatabase;
 import java.security.Principal;
 import java.sql.Connection;

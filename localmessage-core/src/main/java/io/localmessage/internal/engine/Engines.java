@@ -5,8 +5,8 @@ import java.util.Objects;
 
 /**
  * The seam between the public builder and the engine, and the crash hook of the test kit. Not API:
- * applications use {@code LocalMessages.builder(...)} and, in tests, {@code
- * io.localmessage.test.Crash}.
+ * applications use {@code LocalMessages.builder(...)} and, in tests, the {@code Crash} of the
+ * {@code localmessage-test} module.
  */
 public final class Engines {
   private Engines() {}

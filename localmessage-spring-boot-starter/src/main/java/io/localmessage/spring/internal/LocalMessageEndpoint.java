@@ -6,6 +6,7 @@ import io.localmessage.Printable;
 import io.localmessage.admin.Admin;
 import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
+import io.localmessage.spring.OperatorRule;
 import java.security.Principal;
 import java.time.Instant;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.localmessage.spring.internal;
+package io.localmessage.spring;
 
 import java.util.Collection;
 import java.util.Set;
@@ -6,16 +6,24 @@ import java.util.Set;
 /**
  * Who may run an operator action (requeue, cancel, pause, resume), whatever the door: an
  * authenticated principal holding the action authority, in its plain or its {@code ROLE_} form. The
- * console and the actuator endpoint both ask this one rule. Not API.
+ * web console and the actuator endpoint both ask this one rule, configured by {@value
+ * #AUTHORITY_PROPERTY}.
  */
 public final class OperatorRule {
   /** The property naming the authority; the console's, so one setting covers every door. */
   public static final String AUTHORITY_PROPERTY = "localmessage.console.action-authority";
 
+  /** The authority operator actions need unless {@value #AUTHORITY_PROPERTY} names another. */
   public static final String DEFAULT_AUTHORITY = "LOCALMESSAGE_ADMIN";
 
   private final Set<String> forms;
 
+  /**
+   * The rule of {@code authority} (plain, like {@code LOCALMESSAGE_ADMIN}, or as a role, {@code
+   * ROLE_LOCALMESSAGE_ADMIN}: both forms are accepted either way).
+   *
+   * @throws IllegalArgumentException when {@code authority} is blank
+   */
   public OperatorRule(String authority) {
     if (authority == null || authority.isBlank()) {
       throw new IllegalArgumentException(
