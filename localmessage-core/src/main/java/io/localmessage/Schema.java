@@ -15,8 +15,9 @@ import javax.sql.DataSource;
  * db/localmessage/<dialect>/V1__localmessage.sql} and the later steps, usable by Flyway as they
  * are; these methods read the same files. The tables are the message table ({@code local_message}
  * by default), its {@code _control} and {@code _audit} tables and the inbox ({@code local_inbox}).
- * Their columns are documented in the scripts; the message table's {@code ticket_id} column of the
- * audit table keeps its historical name.
+ * Their columns are documented in the scripts; the audit table's {@code ticket_id} column (the id
+ * of the message acted on) keeps its historical name, as do the {@code tickets=} fields of the log
+ * lines.
  */
 public final class Schema {
   private Schema() {}

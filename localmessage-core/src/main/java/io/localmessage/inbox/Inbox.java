@@ -22,7 +22,10 @@ import javax.sql.DataSource;
  * #purge(Duration)} are deleted, after which a very late duplicate would be applied again.
  */
 public final class Inbox {
+  /** The longest consumer name, in characters. */
   public static final int MAX_CONSUMER_LENGTH = 64;
+
+  /** The longest message id, in characters. */
   public static final int MAX_MESSAGE_ID_LENGTH = 255;
 
   private final DataSource dataSource;
@@ -50,6 +53,7 @@ public final class Inbox {
   /** The work to apply once. */
   @FunctionalInterface
   public interface Work {
+    /** Applies the effect through {@code connection}, in the inbox row's transaction. */
     void apply(Connection connection) throws Exception;
   }
 

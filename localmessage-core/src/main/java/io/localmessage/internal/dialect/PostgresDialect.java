@@ -35,7 +35,7 @@ public final class PostgresDialect extends Dialect {
 
   @Override
   public String now() {
-    // statement start, not transaction start: a ticket saved late in a long transaction is due
+    // statement start, not transaction start: a message saved late in a long transaction is due
     // when it is written, and lease ends are measured from the claim itself
     return "statement_timestamp()";
   }

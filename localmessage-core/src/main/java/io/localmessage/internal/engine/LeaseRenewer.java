@@ -14,16 +14,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the leases of running handlers alive: once a third of a lease has passed, the lease of
- * every ticket whose handler is still running is extended to a full lease again, version-checked,
- * in one statement for all of them. So a lease can be short (a crashed replica's tickets come back
+ * every message whose handler is still running is extended to a full lease again, version-checked,
+ * in one statement for all of them. So a lease can be short (a crashed replica's messages come back
  * soon) whatever the handlers' timeouts, and a handler that outlives its timeout still holds its
- * ticket until its thread leaves.
+ * message until its thread leaves.
  *
- * <p>A renewal that finds a ticket's version changed means the ticket was cancelled or taken over
+ * <p>A renewal that finds a message's version changed means the message was cancelled or taken over
  * (this replica's lease ran out, for example while it was frozen or cut off from the database): the
  * execution is fenced, its outcome will be dropped, and the handler is interrupted. Renewal stops
- * at {@code maxExecutionTime} after the handler started, so a wedged thread cannot hold a ticket
- * forever: its lease then runs out and another replica may run the ticket.
+ * at {@code maxExecutionTime} after the handler started, so a wedged thread cannot hold a message
+ * forever: its lease then runs out and another replica may run the message.
  */
 final class LeaseRenewer {
   private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
@@ -72,7 +72,7 @@ final class LeaseRenewer {
           if (e.pastCapFirstTime(now, maxExecutionNanos)) {
             log.error(
                 "event=renewal_cap_reached biz_type={} ids={} max_execution_time={}"
-                    + " note=the lease is no longer renewed; another replica may run these tickets"
+                    + " note=the lease is no longer renewed; another replica may run these messages"
                     + " when it ends",
                 e.registration.bizType,
                 e.ids(),

@@ -17,19 +17,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Cross-replica wake-ups on PostgreSQL with {@code LISTEN}/{@code NOTIFY}, so a ticket saved on a
+ * Cross-replica wake-ups on PostgreSQL with {@code LISTEN}/{@code NOTIFY}, so a message saved on a
  * replica that will not run it itself starts on another within milliseconds instead of a poll
  * interval.
  *
  * <p>Sending: after a commit the engine knows of ({@code inTransaction}, {@code dispatchNow}, the
- * Spring after-commit hook) and only for tickets this replica did not claim at once (type not
+ * Spring after-commit hook) and only for messages this replica did not claim at once (type not
  * registered here, or no free slot), and after operator actions (requeue, resume). Requests are
  * coalesced: at most one {@code NOTIFY} per {@link #COALESCE} window per replica, on a pooled
  * connection in autocommit, outside the business transaction (which so pays nothing for it). The
  * first request after a quiet window is sent at once.
  *
  * <p>Receiving: one connection taken from the data source for as long as the engine runs (size the
- * pool one larger), listening on a channel named after the ticket table. A notification from
+ * pool one larger), listening on a channel named after the message table. A notification from
  * another replica wakes the poller for one claim round. When the connection drops, it reconnects
  * with backoff (100 ms doubling to 5 s) and polls once after reconnecting; polling at the
  * configured interval goes on meanwhile, so a lost notification costs at most what polling costs
@@ -70,7 +70,7 @@ final class WakeUps {
   }
 
   /**
-   * The channel of a ticket table: {@code lm_}, the schema the connection works in and the table
+   * The channel of a message table: {@code lm_}, the schema the connection works in and the table
    * name (schema-qualified names as they are), so engines on same-named tables in different schemas
    * of one database do not wake each other. At most 63 characters, the rest hashed.
    */

@@ -87,7 +87,7 @@ final class WriteBehind {
       Thread.currentThread().interrupt();
     }
     if (thread.isAlive()) {
-      // give up on what is left: those tickets stay leased and run again when their leases end,
+      // give up on what is left: those messages stay leased and run again when their leases end,
       // which is better than a writer retrying against a pool the application is closing
       halted = true;
       List<WriteItem> left = new ArrayList<>();
@@ -324,7 +324,7 @@ final class WriteBehind {
   }
 
   private void dropped(String bizType, List<WriteItem> items, String why) {
-    // the outcomes are lost, not the tickets: they run again when their leases end
+    // the outcomes are lost, not the messages: they run again when their leases end
     log.error(
         "event=write_back_dropped biz_type={} tickets={} ids={} reason={}",
         bizType,

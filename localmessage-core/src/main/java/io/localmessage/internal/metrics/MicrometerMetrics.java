@@ -99,7 +99,7 @@ public final class MicrometerMetrics implements EngineListener {
           .register(registry)
           .record(attempt);
       Timer.builder(P + "end.to.end")
-          .description("ticket created_at to handler success")
+          .description("message created_at to handler success")
           .tag("biz_type", bizType)
           .register(registry)
           .record(sinceCreated);
