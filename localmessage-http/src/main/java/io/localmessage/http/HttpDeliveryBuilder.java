@@ -186,6 +186,11 @@ public final class HttpDeliveryBuilder {
     return this;
   }
 
+  /**
+   * The delivery handler; register it with {@code LocalMessages.register}.
+   *
+   * @throws IllegalArgumentException when the settings do not fit together
+   */
   public HttpDelivery build() {
     if (httpClient != null && (connectTimeoutSet || followRedirectsSet)) {
       throw new IllegalArgumentException(

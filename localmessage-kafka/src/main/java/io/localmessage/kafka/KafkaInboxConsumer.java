@@ -261,10 +261,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /** The topics to consume; required. */
     public Builder topics(String... topics) {
       return topics(List.of(topics));
     }
 
+    /** The topics to consume, non-empty names; required. */
     public Builder topics(List<String> topics) {
       Objects.requireNonNull(topics, "topics");
       if (topics.isEmpty() || topics.stream().anyMatch(t -> t == null || t.isBlank())) {
@@ -274,6 +276,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * What to do with each new record, in the transaction that also writes its inbox row; required.
+     */
     public Builder handler(RecordHandler handler) {
       this.handler = Objects.requireNonNull(handler, "handler");
       return this;
@@ -373,6 +378,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The consumer, not started yet.
+     *
+     * @throws IllegalArgumentException when the topics, the handler or the consumer properties are
+     *     missing or do not fit together
+     */
     public KafkaInboxConsumer build() {
       if (topics == null) {
         throw new IllegalArgumentException("topics(...) is required");

@@ -110,6 +110,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     this.metrics = metrics;
   }
 
+  /** A builder: give it producer properties or a producer, then register the relay. */
   public static Builder builder() {
     return new Builder();
   }
@@ -461,6 +462,12 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       return this;
     }
 
+    /**
+     * The relay.
+     *
+     * @throws IllegalArgumentException unless exactly one of producer properties and producer was
+     *     given, or when the settings do not fit together
+     */
     public KafkaRelay build() {
       if ((producer == null) == (properties == null)) {
         throw new IllegalArgumentException(

@@ -20,10 +20,11 @@ import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
 /**
- * A real single-node KRaft cluster (one broker, one controller) in this JVM on 127.0.0.1, from the
- * Kafka Maven artifacts: the tests', the demo's and the benchmark's zero-setup broker (the only
- * class that touches Kafka's test kit). The broker can be stopped and started again on the same
- * port, the way a broker restart looks to clients. Closed exactly once.
+ * A real single-node KRaft cluster (one broker, one controller) in this JVM on 127.0.0.1, built on
+ * Kafka's own test kit ({@code org.apache.kafka:kafka-test-common-runtime}, which you add to your
+ * test dependencies next to this module, in the version of your Kafka clients). It starts in a few
+ * seconds on a random port. The broker can be stopped and started again on the same port, the way a
+ * broker restart looks to clients. Closed exactly once.
  */
 public final class TestBroker implements AutoCloseable {
   private final KafkaClusterTestKit kit;
@@ -55,6 +56,10 @@ public final class TestBroker implements AutoCloseable {
     return start(partitions, Map.of());
   }
 
+  /**
+   * Starts a cluster whose auto-created topics get {@code partitions} partitions, with extra broker
+   * settings.
+   */
   public static TestBroker start(int partitions, Map<String, Object> brokerConfig) {
     KafkaClusterTestKit kit = null;
     try {
@@ -89,6 +94,7 @@ public final class TestBroker implements AutoCloseable {
     }
   }
 
+  /** The {@code bootstrap.servers} of the broker, on 127.0.0.1. */
   public String bootstrapServers() {
     return bootstrap;
   }
@@ -113,6 +119,7 @@ public final class TestBroker implements AutoCloseable {
     }
   }
 
+  /** A Kafka admin client on the broker; close it. */
   public Admin admin() {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -131,6 +138,7 @@ public final class TestBroker implements AutoCloseable {
     }
   }
 
+  /** Creates a topic with {@code partitions} partitions and waits for it. */
   public void createTopic(String name, int partitions) {
     createTopic(name, partitions, Map.of());
   }

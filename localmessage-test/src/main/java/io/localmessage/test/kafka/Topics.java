@@ -28,10 +28,12 @@ public final class Topics {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
+  /** A byte-array producer with {@code acks=all}; close it. */
   public static KafkaProducer<byte[], byte[]> producer(String bootstrap) {
     return producer(bootstrap, Map.of());
   }
 
+  /** A byte-array producer with {@code acks=all} and {@code extra} settings; close it. */
   public static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, ?> extra) {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -101,6 +103,7 @@ public final class Topics {
     return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
   }
 
+  /** {@code b} as UTF-8 text, or null. */
   public static String text(byte[] b) {
     return b == null ? null : new String(b, StandardCharsets.UTF_8);
   }
