@@ -65,12 +65,15 @@ import org.slf4j.LoggerFactory;
  * HandlerConfig.Builder#ordered(boolean) ordered(true)} when consumers need per-aggregate order:
  * then the engine never has two events of one aggregate in flight at once, so nothing can overtake.
  *
- * <p><b>Batches.</b> The engine hands the relay at most {@link HandlerConfig#batchSize()} tickets
+ * <p><b>Batches.</b> The engine hands the relay at most {@link HandlerConfig#batchSize()} messages
  * per call, and never more than it has free slots: raise the engine's {@code concurrency} (one slot
- * per ticket) for large batches.
+ * per message) for large batches.
  *
  * <p>Thread-safe; one relay may serve several biz types. {@link #close()} closes the producer only
  * when the relay created it; close the engine first.
+ *
+ * <p>(This file is longer than most: half of it is the builder, whose every setter checks its
+ * bounds, kept next to the relay it configures.)
  */
 public final class KafkaRelay implements BatchHandler, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KafkaRelay.class);

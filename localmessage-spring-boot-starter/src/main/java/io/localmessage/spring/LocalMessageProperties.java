@@ -12,6 +12,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * io.localmessage.LocalMessagesBuilder} and take its defaults; {@code localmessage.types} holds
  * per-biz-type settings. A biz type with dots needs brackets in the key: {@code
  * localmessage.types[points.add].max-attempts=5} (YAML: {@code "[points.add]":}).
+ *
+ * <p>(Longer than most files: Spring binds properties through getters and setters, one pair per
+ * setting of the builder and of a type's configuration.)
  */
 @ConfigurationProperties(prefix = "localmessage")
 public final class LocalMessageProperties {

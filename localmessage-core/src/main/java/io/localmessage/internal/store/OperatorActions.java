@@ -32,14 +32,14 @@ public final class OperatorActions {
   /** Ids per operator statement: far below every database's bind-parameter limit. */
   public static final int OPERATOR_CHUNK = 1000;
 
-  private final Transactions tx;
+  private final OperatorTransactions tx;
   private final Dialect dialect;
   private final Tables tables;
   private final int batchSize;
 
   /** Actions on {@code tables}; {@code batchSize} ids are looked up per round of a bulk requeue. */
   public OperatorActions(DataSource dataSource, Dialect dialect, Tables tables, int batchSize) {
-    this.tx = new Transactions(dataSource);
+    this.tx = new OperatorTransactions(dataSource);
     this.dialect = dialect;
     this.tables = tables;
     this.batchSize = batchSize;
@@ -348,65 +348,6 @@ public final class OperatorActions {
       ps.setString(4, operator);
       ps.setString(5, reason);
       ps.executeUpdate();
-    }
-  }
-
-  private interface TxWork<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  /** The data source, with the one kind of transaction operator actions run. */
-  private static final class Transactions {
-    private final DataSource pool;
-
-    Transactions(DataSource pool) {
-      this.pool = pool;
-    }
-
-    Connection autocommit() throws SQLException {
-      return Jdbc.autocommit(pool);
-    }
-
-    /**
-     * Runs {@code work} in one short transaction. A deadlock or serialization failure (SQLState
-     * 40001, or MySQL's 1213) is retried up to twice: operator actions lock a message row while
-     * workers claim and sweep around it, and InnoDB may pick the operator as the victim.
-     */
-    <T> T inTransaction(TxWork<T> work, String what) {
-      for (int attempt = 1; ; attempt++) {
-        try (Connection c = pool.getConnection()) {
-          boolean auto = c.getAutoCommit();
-          c.setAutoCommit(false);
-          try {
-            T result = work.run(c);
-            c.commit();
-            return result;
-          } catch (SQLException | RuntimeException e) {
-            try {
-              c.rollback();
-            } catch (SQLException rollbackFailed) {
-              // a broken connection: report what broke it, not the failed rollback
-              e.addSuppressed(rollbackFailed);
-            }
-            throw e;
-          } finally {
-            restoreAutoCommit(c, auto);
-          }
-        } catch (SQLException e) {
-          boolean retryable = "40001".equals(e.getSQLState()) || e.getErrorCode() == 1213;
-          if (!retryable || attempt >= 3) {
-            throw new StoreException(what + " failed: " + e.getMessage(), e);
-          }
-        }
-      }
-    }
-
-    private static void restoreAutoCommit(Connection c, boolean auto) {
-      try {
-        c.setAutoCommit(auto);
-      } catch (SQLException e) {
-        // the pool discards a broken connection on close
-      }
     }
   }
 }
