@@ -243,11 +243,11 @@ class HealthAndEndpointTest {
             .orElseThrow();
     assertThat(row.dead()).isGreaterThanOrEqualTo(2);
 
-    List<LocalMessageEndpoint.TicketRow> dead = endpoint.list("dead", "hc.fail", d1 - 1, 1);
-    assertThat(dead).extracting(LocalMessageEndpoint.TicketRow::id).containsExactly(d1);
+    List<LocalMessageEndpoint.MessageSummary> dead = endpoint.list("dead", "hc.fail", d1 - 1, 1);
+    assertThat(dead).extracting(LocalMessageEndpoint.MessageSummary::id).containsExactly(d1);
     assertThat(dead.get(0).lastError()).contains("rejected by the remote side");
     assertThat(endpoint.list("dead", "hc.fail", d1, 10))
-        .extracting(LocalMessageEndpoint.TicketRow::id)
+        .extracting(LocalMessageEndpoint.MessageSummary::id)
         .containsExactly(d2);
     assertThat(endpoint.list("nothing", null, null, null)).isNull();
     assertThatThrownBy(() -> endpoint.list("dead", null, null, 501))

@@ -169,7 +169,7 @@ public final class ConsoleRoutes {
         admin.stats().stream().filter(s -> s.dead() > 0).map(TypeStats::bizType).toList();
     return html(
         200,
-        TicketPages.dead(
+        MessagePages.dead(
             v,
             type,
             types,
@@ -193,7 +193,7 @@ public final class ConsoleRoutes {
     PayloadPreview preview = t == null ? null : preview(admin, t);
     return html(
         200,
-        TicketPages.ticket(
+        MessagePages.ticket(
             v, id, t, preview, admin.audit(id), param(request, "done"), param(request, "n")));
   }
 
@@ -215,7 +215,7 @@ public final class ConsoleRoutes {
     boolean fits = q.length() <= 128;
     List<MessageView> aggregate = fits ? admin.findByAggregate(q, SEARCH_LIMIT) : List.of();
     List<MessageView> key = fits ? admin.findByIdemKey(q) : List.of();
-    return html(200, TicketPages.search(v, q, byId, aggregate, key, SEARCH_LIMIT));
+    return html(200, MessagePages.search(v, q, byId, aggregate, key, SEARCH_LIMIT));
   }
 
   private PayloadPreview preview(Admin admin, MessageView t) {

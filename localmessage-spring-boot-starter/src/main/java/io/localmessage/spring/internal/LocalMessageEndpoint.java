@@ -79,7 +79,7 @@ public final class LocalMessageEndpoint {
       boolean paused) {}
 
   /** A ticket without its payload; times as ISO-8601 instants. */
-  public record TicketRow(
+  public record MessageSummary(
       long id,
       String kind,
       String bizType,
@@ -108,7 +108,7 @@ public final class LocalMessageEndpoint {
 
   /** {@code GET .../dead}: DEAD tickets of {@code type} (all when absent) with id above afterId. */
   @ReadOperation
-  public @Nullable List<TicketRow> list(
+  public @Nullable List<MessageSummary> list(
       @Selector String section,
       @Nullable String type,
       @Nullable Long afterId,
@@ -241,8 +241,8 @@ public final class LocalMessageEndpoint {
         s.paused());
   }
 
-  private static TicketRow row(MessageView t) {
-    return new TicketRow(
+  private static MessageSummary row(MessageView t) {
+    return new MessageSummary(
         t.id(),
         t.kind().name(),
         t.bizType(),

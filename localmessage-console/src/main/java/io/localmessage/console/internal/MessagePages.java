@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /** Dead letters, one ticket with its audit trail, and search results. */
-final class TicketPages {
-  private TicketPages() {}
+final class MessagePages {
+  private MessagePages() {}
 
   static String dead(
       View v,
