@@ -332,11 +332,6 @@ public final class LocalMessagesBuilder {
     return Engines.create(settings);
   }
 
-  /** Validates an inbox table name (for {@code Inbox}); not part of the builder API. */
-  public static String checkTableNameForInbox(String name) {
-    return checkTableName("inboxTable", name);
-  }
-
   /** Validates a table name the way {@link #table(String)} does; returns it. */
   public static String checkTableName(String what, String name) {
     if (name == null || !TABLE_NAME.matcher(name).matches()) {

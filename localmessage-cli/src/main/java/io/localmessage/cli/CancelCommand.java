@@ -15,14 +15,14 @@ import picocli.CommandLine.ParentCommand;
 @Command(
     name = "cancel",
     description = {
-      "Cancel PENDING or DEAD tickets: no more tries, nothing undone.",
-      "A ticket being delivered right now is refused (exit code 4): pause its type or wait for"
+      "Cancel PENDING or DEAD messages: no more tries, nothing undone.",
+      "A message being delivered right now is refused (exit code 4): pause its type or wait for"
           + " the outcome, then cancel."
     })
 final class CancelCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
-  @Parameters(arity = "1..*", description = "Ticket ids.")
+  @Parameters(arity = "1..*", description = "Message ids.")
   List<Long> ids;
 
   @Option(names = "--reason", required = true, description = "Why (recorded in the audit trail).")

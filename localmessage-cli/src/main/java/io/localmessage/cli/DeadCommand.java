@@ -12,7 +12,7 @@ import picocli.CommandLine.ParentCommand;
 final class DeadCommand {
   @ParentCommand RootCommand root;
 
-  @Command(name = "list", description = "List DEAD tickets, oldest first, page by --after.")
+  @Command(name = "list", description = "List DEAD messages, oldest first, page by --after.")
   static final class ListCommand implements Callable<Integer> {
     @ParentCommand DeadCommand dead;
 
@@ -35,7 +35,7 @@ final class DeadCommand {
     public Integer call() {
       try (LocalMessages lm = dead.root.open()) {
         List<MessageView> rows = lm.admin().listDead(type, after, limit);
-        dead.root.output().tickets(rows);
+        dead.root.output().messages(rows);
         return rows.isEmpty() ? ExitCodes.NOTHING_MATCHED : ExitCodes.OK;
       }
     }

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "find", description = "Tickets by business key: aggregate id or idempotency key.")
+@Command(name = "find", description = "Messages by business key: aggregate id or idempotency key.")
 final class FindCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
@@ -40,7 +40,7 @@ final class FindCommand implements Callable<Integer> {
           key.aggregate != null
               ? lm.admin().findByAggregate(key.aggregate, limit)
               : lm.admin().findByIdemKey(key.idemKey);
-      root.output().tickets(rows);
+      root.output().messages(rows);
       return rows.isEmpty() ? ExitCodes.NOTHING_MATCHED : ExitCodes.OK;
     }
   }

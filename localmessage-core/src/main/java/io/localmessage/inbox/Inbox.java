@@ -46,7 +46,7 @@ public final class Inbox {
   /** An inbox on {@code table}; {@code dialect} null means detect. */
   public static Inbox create(DataSource dataSource, String table, Dialect dialect) {
     Objects.requireNonNull(dataSource, "dataSource");
-    LocalMessagesBuilder.checkTableNameForInbox(table);
+    LocalMessagesBuilder.checkTableName("inboxTable", table);
     return new Inbox(dataSource, dialect != null ? dialect : Dialect.detect(dataSource), table);
   }
 

@@ -1,15 +1,12 @@
 package io.localmessage.kafka;
 
 import io.localmessage.LocalMessagesBuilder;
-import io.localmessage.StoreException;
 import io.localmessage.inbox.Inbox;
 import io.localmessage.kafka.internal.ConsumerMetrics;
 import io.localmessage.kafka.internal.DeadLetters;
 import io.localmessage.kafka.internal.InboxLoop;
 import io.localmessage.kafka.internal.InboxSchema;
 import io.localmessage.spi.Dialect;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -346,14 +343,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     /** The inbox table (default {@code local_inbox}). */
     public Builder inboxTable(String inboxTable) {
-      this.inboxTable = LocalMessagesBuilder.checkTableNameForInbox(inboxTable);
+      this.inboxTable = LocalMessagesBuilder.checkTableName("inboxTable", inboxTable);
       return this;
     }
 
     /** The dead table (default {@value #DEFAULT_DEAD_TABLE}). */
     public Builder deadTable(String deadTable) {
       try {
-        this.deadTable = LocalMessagesBuilder.checkTableNameForInbox(deadTable);
+        this.deadTable = LocalMessagesBuilder.checkTableName("deadTable", deadTable);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(e.getMessage().replace("inboxTable", "deadTable"), e);
       }
@@ -408,7 +405,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
                 + maxPollInterval
                 + " ms: lower the attempts or the backoff, or raise max.poll.interval.ms");
       }
-      Dialect d = dialect != null ? dialect : detect(dataSource);
+      Dialect d = dialect != null ? dialect : Dialect.detect(dataSource);
       if (createTables) {
         InboxSchema.create(dataSource, d, inboxTable, deadTable);
       }
@@ -465,14 +462,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             name);
       }
       return p;
-    }
-
-    private static Dialect detect(DataSource ds) {
-      try (Connection c = ds.getConnection()) {
-        return Dialect.detect(c);
-      } catch (SQLException e) {
-        throw new StoreException("cannot connect to detect the database dialect", e);
-      }
     }
 
     private static Duration check(String what, Duration value, Duration min, Duration max) {

@@ -22,7 +22,7 @@ import org.springframework.web.servlet.function.ServerResponse;
  */
 final class ConsoleActions {
   /**
-   * Tickets per request: the largest page, and well below the servlet container's own parameter
+   * Messages per request: the largest page, and well below the servlet container's own parameter
    * limit (Tomcat's is 1000), so that a larger selection gets this console's answer, not the
    * container's.
    */

@@ -6,7 +6,7 @@ import io.localmessage.admin.MessageView;
 import java.util.List;
 import java.util.Map;
 
-/** Dead letters, one ticket with its audit trail, and search results. */
+/** Dead letters, one message with its audit trail, and search results. */
 final class MessagePages {
   private MessagePages() {}
 

@@ -10,6 +10,14 @@ import java.util.Locale;
 public final class BuiltInDialects {
   private BuiltInDialects() {}
 
+  /**
+   * Whether {@code d} is the built-in PostgreSQL dialect, whose statements can bind arrays (an
+   * {@code id = ANY(?)} keeps a generic plan on the primary key).
+   */
+  public static boolean isPostgres(Dialect d) {
+    return d instanceof PostgresDialect;
+  }
+
   /** The dialect for the database behind {@code c}; throws for an unsupported product. */
   public static Dialect detect(Connection c) throws SQLException {
     DatabaseMetaData md = c.getMetaData();

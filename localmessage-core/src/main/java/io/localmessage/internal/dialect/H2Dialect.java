@@ -15,11 +15,8 @@ import java.util.OptionalLong;
  * unique-key violation (SQLState 23505) is caught: H2 undoes only the failed statement, so the
  * caller's transaction stays usable.
  */
-public final class H2Dialect extends LockingSelectDialect {
+final class H2Dialect extends LockingSelectDialect {
   private static final String UNIQUE_VIOLATION = "23505";
-
-  /** The H2 dialect. */
-  public H2Dialect() {}
 
   @Override
   public String name() {

@@ -18,11 +18,8 @@ import java.util.OptionalLong;
  * truncation and other errors into warnings); a duplicate is recognised by the absence of a
  * generated key, which works whether or not the driver reports found rows.
  */
-public final class MySqlDialect extends LockingSelectDialect {
+final class MySqlDialect extends LockingSelectDialect {
   private static final int DUPLICATE_KEY = 1062;
-
-  /** The MySQL/MariaDB dialect. */
-  public MySqlDialect() {}
 
   @Override
   public String name() {

@@ -23,10 +23,7 @@ import java.util.OptionalLong;
  * insert-if-absent, and single-statement batched write-backs over {@code unnest} of arrays, each
  * row keeping its own version check.
  */
-public final class PostgresDialect extends Dialect {
-
-  /** The PostgreSQL dialect. */
-  public PostgresDialect() {}
+final class PostgresDialect extends Dialect {
 
   @Override
   public String name() {

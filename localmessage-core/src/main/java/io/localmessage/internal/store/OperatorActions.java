@@ -2,7 +2,7 @@ package io.localmessage.internal.store;
 
 import io.localmessage.MessageInFlightException;
 import io.localmessage.StoreException;
-import io.localmessage.internal.dialect.PostgresDialect;
+import io.localmessage.internal.dialect.BuiltInDialects;
 import io.localmessage.internal.dialect.Predicates;
 import io.localmessage.spi.Dialect;
 import java.sql.Connection;
@@ -278,14 +278,14 @@ public final class OperatorActions {
    * and compares every row with every id; an array keeps it on the primary key.
    */
   private String idIn(int n) {
-    return dialect instanceof PostgresDialect
+    return BuiltInDialects.isPostgres(dialect)
         ? "id = ANY(?)"
         : "id IN (" + Predicates.placeholders(n) + ")";
   }
 
   private void bindIds(Connection c, PreparedStatement ps, int first, Collection<Long> ids)
       throws SQLException {
-    if (dialect instanceof PostgresDialect) {
+    if (BuiltInDialects.isPostgres(dialect)) {
       ps.setArray(first, c.createArrayOf("int8", ids.toArray()));
       return;
     }
