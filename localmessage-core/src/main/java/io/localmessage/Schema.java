@@ -3,6 +3,7 @@ package io.localmessage;
 import io.localmessage.internal.store.SchemaScripts;
 import io.localmessage.internal.store.Tables;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -46,7 +47,7 @@ public final class Schema {
   public static void create(DataSource dataSource, String table, String inboxTable) {
     Objects.requireNonNull(dataSource, "dataSource");
     Tables t = tables(table, inboxTable);
-    SchemaScripts.create(dataSource, Dialect.detect(dataSource), t);
+    SchemaScripts.create(dataSource, Dialects.detect(dataSource), t);
   }
 
   /** The statements of a schema script, without comments and without the final {@code ;}. */

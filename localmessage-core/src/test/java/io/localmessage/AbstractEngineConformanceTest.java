@@ -8,7 +8,7 @@ import io.localmessage.admin.MessageView;
 import io.localmessage.internal.engine.Engines;
 import io.localmessage.internal.store.MessageQueue;
 import io.localmessage.internal.store.Tables;
-import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
@@ -537,7 +537,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     SaveResult s = fx.save(lm, action("t.a", "k"));
     MessageQueue store;
     try (Connection c = ds.getConnection()) {
-      store = new MessageQueue(ds, Dialect.detect(c), Tables.of(fx.table, fx.table + "_inbox"));
+      store = new MessageQueue(ds, Dialects.detect(c), Tables.of(fx.table, fx.table + "_inbox"));
     }
     // a last attempt whose lease ended an hour ago
     Sql.update(
@@ -578,7 +578,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     MessageQueue store;
     try (Connection c = ds.getConnection()) {
       store =
-          new MessageQueue(counting, Dialect.detect(c), Tables.of(fx.table, fx.table + "_inbox"));
+          new MessageQueue(counting, Dialects.detect(c), Tables.of(fx.table, fx.table + "_inbox"));
     }
     AtomicInteger connectionsWhenMeasured = new AtomicInteger(-1);
     store.expireExhausted(

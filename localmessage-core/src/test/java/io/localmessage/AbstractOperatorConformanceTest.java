@@ -162,7 +162,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     String t = fx.table;
     io.localmessage.spi.Dialect dialect;
     try (Connection c = ds.getConnection()) {
-      dialect = io.localmessage.spi.Dialect.detect(c);
+      dialect = io.localmessage.spi.Dialects.detect(c);
     }
     String v1 =
         io.localmessage.Schema.read(dialect.schemaResource())

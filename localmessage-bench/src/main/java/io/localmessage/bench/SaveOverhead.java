@@ -4,6 +4,7 @@ import io.localmessage.LocalMessages;
 import io.localmessage.MessageKind;
 import io.localmessage.NewMessage;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import io.localmessage.spi.MessageRow;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -71,7 +72,7 @@ final class SaveOverhead {
                 () -> {
                   long done = 0;
                   try (Connection c = pool.getConnection()) {
-                    Dialect dialect = Dialect.detect(c);
+                    Dialect dialect = Dialects.detect(c);
                     c.setAutoCommit(false);
                     while (System.nanoTime() < end) {
                       long k = seq.incrementAndGet();

@@ -3,6 +3,7 @@ package io.localmessage.bench;
 import io.localmessage.spi.ClaimRequest;
 import io.localmessage.spi.ClaimedRow;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -87,7 +88,7 @@ final class SqlFloor {
   private static void loop(
       Connection c, int batch, Variant variant, String owner, LongAdder deleted, LongAdder retries)
       throws SQLException {
-    Dialect dialect = Dialect.detect(c);
+    Dialect dialect = Dialects.detect(c);
     ClaimRequest request =
         new ClaimRequest(
             List.of(new ClaimRequest.TypeLimit(Tickets.TYPE, batch, false, 10)),

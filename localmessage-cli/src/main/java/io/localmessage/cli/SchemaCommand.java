@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.Schema;
-import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -16,7 +16,7 @@ final class SchemaCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    root.out().print(Schema.ddl(Dialect.named(dialect), root.table, root.inboxTable));
+    root.out().print(Schema.ddl(Dialects.named(dialect), root.table, root.inboxTable));
     root.out().flush();
     return ExitCodes.OK;
   }

@@ -6,6 +6,7 @@ import io.localmessage.Texts;
 import io.localmessage.TransactionRequiredException;
 import io.localmessage.internal.store.Retention;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -47,7 +48,7 @@ public final class Inbox {
   public static Inbox create(DataSource dataSource, String table, Dialect dialect) {
     Objects.requireNonNull(dataSource, "dataSource");
     LocalMessagesBuilder.checkTableName("inboxTable", table);
-    return new Inbox(dataSource, dialect != null ? dialect : Dialect.detect(dataSource), table);
+    return new Inbox(dataSource, dialect != null ? dialect : Dialects.detect(dataSource), table);
   }
 
   /** The work to apply once. */

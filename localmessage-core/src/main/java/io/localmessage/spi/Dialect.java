@@ -1,8 +1,6 @@
 package io.localmessage.spi;
 
 import io.localmessage.MessageStatus;
-import io.localmessage.StoreException;
-import io.localmessage.internal.dialect.BuiltInDialects;
 import io.localmessage.internal.dialect.Codes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,15 +9,13 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.OptionalLong;
-import javax.sql.DataSource;
 
 /**
  * What differs between databases: time expressions on the database clock, insert-if-absent, the
  * claim statement(s) and batched, version-checked write-backs. One subclass per database; the
  * library builds every other statement from {@link #now()} and {@link #plusMillis(String)}.
- * PostgreSQL, MySQL/MariaDB and H2 are built in ({@link #detect(DataSource)}, {@link
- * #named(String)}); implement one only for another database, and pass it to {@code
- * LocalMessagesBuilder.dialect}.
+ * PostgreSQL, MySQL/MariaDB and H2 are built in ({@link Dialects}); implement one only for another
+ * database, and pass it to {@code LocalMessagesBuilder.dialect}.
  *
  * <p>All time arithmetic happens in SQL on the database clock, so replicas with skewed clocks or
  * different session time zones agree on every due time and lease; a dialect never binds a timestamp
@@ -30,40 +26,6 @@ public abstract class Dialect {
 
   /** For subclasses. */
   protected Dialect() {}
-
-  /**
-   * The built-in dialect of the database behind {@code c}, from its JDBC metadata.
-   *
-   * @throws IllegalArgumentException for a database that is not PostgreSQL, MySQL/MariaDB or H2
-   * @throws SQLException when the metadata cannot be read
-   */
-  public static Dialect detect(Connection c) throws SQLException {
-    return BuiltInDialects.detect(c);
-  }
-
-  /**
-   * The built-in dialect of the database behind {@code dataSource}; borrows one connection.
-   *
-   * @throws IllegalArgumentException for a database that is not PostgreSQL, MySQL/MariaDB or H2
-   * @throws StoreException when no connection can be had
-   */
-  public static Dialect detect(DataSource dataSource) {
-    try (Connection c = dataSource.getConnection()) {
-      return BuiltInDialects.detect(c);
-    } catch (SQLException e) {
-      throw new StoreException("cannot connect to detect the database dialect", e);
-    }
-  }
-
-  /**
-   * The built-in dialect named {@code postgresql} (also {@code postgres}), {@code mysql} (also
-   * {@code mariadb}) or {@code h2}, case-insensitive.
-   *
-   * @throws IllegalArgumentException for another name
-   */
-  public static Dialect named(String name) {
-    return BuiltInDialects.named(name);
-  }
 
   /** Short lower-case name, also the folder of the schema resource: {@code postgresql}. */
   public abstract String name();

@@ -63,7 +63,7 @@ public final class EngineFixture implements AutoCloseable {
   /** The SQL expression of the database clock of {@code ds}'s dialect. */
   public static String nowSql(DataSource ds) {
     try (Connection c = ds.getConnection()) {
-      return io.localmessage.spi.Dialect.detect(c).now();
+      return io.localmessage.spi.Dialects.detect(c).now();
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }

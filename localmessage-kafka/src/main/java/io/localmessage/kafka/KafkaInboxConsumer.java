@@ -7,6 +7,7 @@ import io.localmessage.kafka.internal.DeadLetters;
 import io.localmessage.kafka.internal.InboxLoop;
 import io.localmessage.kafka.internal.InboxSchema;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -405,7 +406,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
                 + maxPollInterval
                 + " ms: lower the attempts or the backoff, or raise max.poll.interval.ms");
       }
-      Dialect d = dialect != null ? dialect : Dialect.detect(dataSource);
+      Dialect d = dialect != null ? dialect : Dialects.detect(dataSource);
       if (createTables) {
         InboxSchema.create(dataSource, d, inboxTable, deadTable);
       }

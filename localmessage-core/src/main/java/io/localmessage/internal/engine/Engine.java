@@ -18,6 +18,7 @@ import io.localmessage.internal.store.Retention;
 import io.localmessage.internal.store.SchemaScripts;
 import io.localmessage.internal.store.Tables;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import io.localmessage.spi.EngineListener;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -56,7 +57,7 @@ final class Engine implements LocalMessages {
   Engine(Settings settings) {
     this.settings = settings;
     this.dialect =
-        settings.dialect() != null ? settings.dialect() : Dialect.detect(settings.dataSource());
+        settings.dialect() != null ? settings.dialect() : Dialects.detect(settings.dataSource());
     this.tables = Tables.of(settings.table(), settings.inboxTable());
     this.queue = new MessageQueue(settings.dataSource(), dialect, tables);
     this.queries = new MessageQueries(settings.dataSource(), dialect, tables);
