@@ -462,6 +462,47 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
   }
 
+  @Test
+  void slotsLeftByIdleTypesGoToTheBusyTypeInTheNextClaim() throws Exception {
+    // six types registered, a backlog in one: the first claim round shares the free slots fairly
+    // (two each), the busy type fills its share, and the next round gives it every slot the idle
+    // types left, instead of two more per statement
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger running = new AtomicInteger();
+    java.util.List<Integer> claimSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .concurrency(12)
+                .pollInterval(Duration.ofSeconds(30)) // only the claims a full claim asks for
+                .listener(
+                    new io.localmessage.spi.EngineListener() {
+                      @Override
+                      public void claimed(
+                          String bizType, int claimed, int reclaims, Duration queryTime) {
+                        if (bizType.equals("t.busy")) {
+                          claimSizes.add(claimed);
+                        }
+                      }
+                    }));
+    lm.register(
+        "t.busy",
+        m -> {
+          running.incrementAndGet();
+          release.await();
+        },
+        EngineFixture.config().build());
+    for (int i = 0; i < 5; i++) {
+      lm.register("t.idle" + i, m -> {}, EngineFixture.config().build());
+    }
+    fx.saveMany(lm, "t.busy", 40, null);
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> running.get() == 12);
+    assertThat(claimSizes).as("claims of the busy type").hasSize(2).containsExactly(2, 10);
+    release.countDown();
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
+  }
+
   // ------------------------------------------------------------------ invariant 6: attempts
 
   @Test

@@ -3,6 +3,7 @@ package io.localmessage.console;
 import io.localmessage.LocalMessages;
 import io.localmessage.console.internal.ActivityRecorder;
 import io.localmessage.console.internal.ConsoleAccess;
+import io.localmessage.console.internal.ConsoleAnnouncer;
 import io.localmessage.console.internal.ConsoleRoutes;
 import io.localmessage.console.internal.ConsoleSecurityConfiguration;
 import io.localmessage.console.internal.ConsoleTokenConfiguration;
@@ -66,6 +67,11 @@ public final class LocalMessageConsoleAutoConfiguration {
       b.listener(localMessageConsoleActivity);
       localMessageConsoleActivity.markInstalled();
     };
+  }
+
+  @Bean
+  ConsoleAnnouncer localMessageConsoleAnnouncer(ConsoleProperties props, ConsoleAccess access) {
+    return new ConsoleAnnouncer(props, access);
   }
 
   @Bean

@@ -171,6 +171,59 @@ class ActuatorSecurityTest {
   }
 
   @Test
+  void anActionWithoutAReasonSaysWhatIsMissing() {
+    long before = audits();
+    Session admin = login(ConsoleApp.ADMIN, ConsoleApp.ADMIN_PASSWORD);
+    String path = "/actuator/localmessage/requeue/" + dead;
+    HttpResponse<String> noBody = admin.http().postNoBody(path, "X-CSRF-TOKEN", admin.csrf());
+    assertThat(noBody.statusCode()).isEqualTo(400);
+    assertThat(noBody.body()).contains("a reason is required").contains("application/json");
+    for (String body : List.of("{}", "{\"reason\":\"  \"}")) {
+      HttpResponse<String> r = admin.post(path, body);
+      assertThat(r.statusCode()).as(body).isEqualTo(400);
+      assertThat(r.body()).as(body).contains("a reason is required");
+    }
+    HttpResponse<String> unknown =
+        admin.post("/actuator/localmessage/undo/1", "{\"reason\":\"x\"}");
+    assertThat(unknown.statusCode()).isEqualTo(400);
+    assertThat(unknown.body()).contains("unknown action 'undo'");
+    HttpResponse<String> notAnId =
+        admin.post("/actuator/localmessage/requeue/abc", "{\"reason\":\"x\"}");
+    assertThat(notAnId.body()).contains("'abc' is not a message id");
+    assertThat(audits()).isEqualTo(before);
+    assertThat(lm.admin().get(dead).orElseThrow().status()).isEqualTo(MessageStatus.DEAD);
+  }
+
+  @Test
+  void everyLinkTheActuatorAdvertisesAnswersAGet() {
+    Session viewer = login(ConsoleApp.VIEWER, ConsoleApp.VIEWER_PASSWORD);
+    String links = viewer.http().get("/actuator").body();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"(localmessage[^\"]*)\":\\{\"href\":\"([^\"]+)\"")
+            .matcher(links);
+    List<String> seen = new java.util.ArrayList<>();
+    while (m.find()) {
+      seen.add(m.group(1));
+      String href = m.group(2).replaceFirst("^https?://[^/]+", "");
+      if (href.contains("{")) {
+        // a template: fill its selectors the way an operator would
+        href = href.replace("{id}", Long.toString(dead)).replace("{action}", "requeue");
+        href = href.replace("{target}", Long.toString(dead));
+        if (href.contains("/requeue/")) {
+          continue; // a POST-only path: reading it is not what the link offers
+        }
+      }
+      assertThat(viewer.http().get(href).statusCode()).as(m.group(1) + " " + href).isEqualTo(200);
+    }
+    assertThat(seen).contains("localmessage", "localmessage-id");
+    String one = viewer.http().get("/actuator/localmessage/" + dead).body();
+    assertThat(one).contains("\"idemKey\":\"act-1\"").contains("\"audit\":[");
+    HttpResponse<String> none = viewer.http().get("/actuator/localmessage/99999999");
+    assertThat(none.statusCode()).isEqualTo(404);
+    assertThat(none.body()).contains("no message with id 99999999");
+  }
+
+  @Test
   void withoutTheOptInTheEndpointIsReadOnlyEvenForOperators() {
     try (TestDatabase other = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
         ConfigurableApplicationContext readOnly = ConsoleApp.start(other, EXPOSE)) {

@@ -83,6 +83,15 @@ public final class Http {
     return send(b);
   }
 
+  /** POSTs without a body and without a Content-Type, as {@code curl -X POST} does. */
+  public HttpResponse<String> postNoBody(String path, String... extraHeaders) {
+    HttpRequest.Builder b = request(path).POST(HttpRequest.BodyPublishers.noBody());
+    for (int i = 0; i < extraHeaders.length; i += 2) {
+      b.header(extraHeaders[i], extraHeaders[i + 1]);
+    }
+    return send(b);
+  }
+
   /** The CSRF value in a page's forms. */
   public static String csrf(String html) {
     Matcher m = CSRF.matcher(html);

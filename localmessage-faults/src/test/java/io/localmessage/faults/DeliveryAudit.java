@@ -151,6 +151,9 @@ final class DeliveryAudit {
     }
     long lease = FaultWorker.LEASE.toMillis();
     long margin = FaultWorker.WRITE_BACK_MARGIN.toMillis();
+    // the least lease a running handler has left at any moment: renewed once a third has passed,
+    // by a renewer that looks every sixth of the lease (at most every second)
+    long renewedLeaseLeft = lease - lease / 3 - Math.min(1_000, lease / 6);
     for (List<Exec> list : byTicket.values()) {
       list.sort(Comparator.comparingLong(Exec::start).thenComparing(Exec::nonce));
       for (int i = 0; i < list.size(); i++) {
@@ -181,13 +184,22 @@ final class DeliveryAudit {
                   || within(w.frozenFromMs, d.start() - lease, windowEnd)
                   || within(w.heldFromMs, d.start() - lease, windowEnd))) {
             r.reexecAfterOkOfKilledOrFrozen++;
-          } else if (w != null && within(w.stopMs, d.start(), d.end())) {
+          } else if (w != null && w.stopMs >= 0 && w.stopMs <= d.end()) {
             // still inside when its replica's shutdown gave up on it: the lease is kept until
-            // its end, the attempt given back, and the late success dropped by design
+            // its end, the attempt given back, and the late success dropped by design (the
+            // suite notes the stop before the worker reads it, so a delivery its engine started
+            // in between counts too)
             r.reexecAfterOkDroppedByStop++;
           } else if (outageWithin(ph, d.start(), d.end() + lease, lease - margin - 1_000)) {
             // cut off longer than the lease allows (a slow server restart): the lease ran out
             // during the outage, and the outcome is dropped by design
+            r.reexecAfterOkLongOutage++;
+          } else if (d.duration() > lease / 3
+              && outageWithin(ph, d.start(), d.end() + lease, renewedLeaseLeft - margin)) {
+            // a delivery that ran past a third of its lease lives on renewals, made once a third
+            // of the lease has passed and checked every sixth (at most 1 s): when an outage
+            // begins its lease may have only renewedLeaseLeft to run, so an outage longer than
+            // that minus the margin may outlast it, and the outcome is dropped by design
             r.reexecAfterOkLongOutage++;
           } else if (outageWithin(ph, d.start(), d.end() + lease, 0)) {
             // an outage shorter than the lease minus the margin (the 5 s proxy cut): renewals and
@@ -228,7 +240,9 @@ final class DeliveryAudit {
         }
         if (i + 1 < list.size()) {
           Exec next = list.get(i + 1);
-          boolean stoppedInside = w != null && w.stopMs >= 0 && within(w.stopMs, d.start(), effEnd);
+          // a stop gives back the attempt of any delivery that had not ended when it came
+          // (one its engine started between the suite's note of the stop and the worker's read)
+          boolean stoppedInside = w != null && w.stopMs >= 0 && w.stopMs <= effEnd;
           // attempts are counted at claim: each later delivery has a higher attempt, except that
           // a graceful stop gives back the attempt of an execution it interrupted (bound: equal)
           if (next.attempt() > d.attempt()) {

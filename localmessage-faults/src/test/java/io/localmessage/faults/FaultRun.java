@@ -260,9 +260,18 @@ final class FaultRun {
   }
 
   Report run() throws Exception {
+    Thread vacuum = null;
+    if (ticketsDb.kind() == TestDatabase.Kind.POSTGRESQL) {
+      vacuum = new Thread(this::vacuumLoop, "fault-vacuum");
+      vacuum.setDaemon(true);
+      vacuum.start();
+    }
     try {
       return runChaos();
     } finally {
+      if (vacuum != null) {
+        vacuum.interrupt();
+      }
       // whatever happened, leave no frozen, worker, consumer or broker process behind
       for (Worker w : workers) {
         signal(w.process, "CONT");
@@ -278,6 +287,27 @@ final class FaultRun {
         if (w.proxy != null) {
           w.proxy.close();
         }
+      }
+    }
+  }
+
+  /**
+   * Does on PostgreSQL what autovacuum does in production: the ticket table is a queue, every
+   * delivery leaves a dead row, and the CI database runs with autovacuum off, so without this the
+   * claims of a long run wade through hundreds of thousands of dead index entries (measured: a long
+   * run drained at ~130 tickets/s with 470,000 dead rows, ~220/s right after one VACUUM).
+   */
+  private void vacuumLoop() {
+    while (!Thread.currentThread().isInterrupted()) {
+      try {
+        TimeUnit.SECONDS.sleep(20); // the cadence of an eager autovacuum, not synchronization
+      } catch (InterruptedException e) {
+        return;
+      }
+      try {
+        exec(tickets, "VACUUM (ANALYZE) " + FaultWorker.TABLE);
+      } catch (SQLException | RuntimeException e) {
+        // the database may be restarting: the next round tries again
       }
     }
   }
@@ -877,10 +907,11 @@ final class FaultRun {
     return (int)
         count(
             effects,
-            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type <> ? AND started_ms <= ?"
-                + " AND (ended_ms IS NULL OR ended_ms >= ?)",
+            "SELECT COUNT(*) FROM fx_exec WHERE replica = ? AND biz_type NOT IN (?, ?)"
+                + " AND started_ms <= ? AND (ended_ms IS NULL OR ended_ms >= ?)",
             replica,
             FaultWorker.TYPE,
+            FaultWorker.HANG_TYPE,
             at,
             at);
   }
@@ -1031,6 +1062,7 @@ final class FaultRun {
   private LocalMessages saver() {
     LocalMessages saver = LocalMessages.builder(tickets).table(FaultWorker.TABLE).build();
     saver.register(FaultWorker.TYPE, m -> {}, FaultWorker.policy(FaultWorker.TYPE));
+    saver.register(FaultWorker.HANG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.HANG_TYPE));
     saver.register(FaultWorker.LONG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.LONG_TYPE));
     return saver;
   }
@@ -1079,7 +1111,10 @@ final class FaultRun {
           saver.save(
               c,
               NewMessage.action(
-                      key.startsWith("long-") ? FaultWorker.LONG_TYPE : FaultWorker.TYPE, key)
+                      key.startsWith("long-")
+                          ? FaultWorker.LONG_TYPE
+                          : key.startsWith("hang-") ? FaultWorker.HANG_TYPE : FaultWorker.TYPE,
+                      key)
                   .aggregateId(id)
                   .payload("{\"order\":\"" + id + "\"}")
                   .build());

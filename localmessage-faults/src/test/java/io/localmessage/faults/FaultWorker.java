@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -40,6 +41,14 @@ public final class FaultWorker {
    * tickets delays its takeover.
    */
   static final String FREEZE_TYPE = "effect.freeze";
+
+  /**
+   * The tickets that hang past their timeout ignoring interrupts, in a type of their own with the
+   * plain type's policy: a retry written too early (while the handler is still inside) is claimed
+   * at once instead of queuing behind the plain type's backlog until the hang has ended, so the
+   * overlap it causes shows in the record.
+   */
+  static final String HANG_TYPE = "effect.hang";
 
   /** The long type only {@code replica} (and its replacement) registers. */
   static String pinnedType(String replica) {
@@ -91,7 +100,7 @@ public final class FaultWorker {
       type = LONG_TYPE;
     }
     return switch (type) {
-      case TYPE ->
+      case TYPE, HANG_TYPE ->
           HandlerConfig.builder()
               .maxAttempts(MAX_ATTEMPTS)
               .handlerTimeout(HANDLER_TIMEOUT)
@@ -225,6 +234,7 @@ public final class FaultWorker {
                 });
     if (!onlyPinned) {
       lm.register(TYPE, applyHandler, policy(TYPE));
+      lm.register(HANG_TYPE, applyHandler, policy(HANG_TYPE));
       lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
     }
     io.localmessage.Handler freezeHandler =
@@ -311,6 +321,7 @@ public final class FaultWorker {
     // record shows when each execution really ended (an engine that released the lease of a
     // handler still inside would show as an overlapping delivery)
     inFlight.awaitZero(Duration.ofSeconds(30));
+    rec.close();
     System.out.println("CLOSED " + replica + " close-ms=" + (System.currentTimeMillis() - stopAt));
     flushStats(fxPool, replica, counters);
     lmPool.close();
@@ -554,6 +565,13 @@ public final class FaultWorker {
     private final String replica;
     private final InFlight inFlight;
     private final AtomicLong seq = new AtomicLong();
+    private final java.util.concurrent.ExecutorService ends =
+        java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "fx-record-end");
+              t.setDaemon(true);
+              return t;
+            });
 
     Recorder(HikariDataSource fx, String replica, InFlight inFlight) {
       this.fx = fx;
@@ -590,14 +608,19 @@ public final class FaultWorker {
       } finally {
         long end = System.currentTimeMillis();
         inFlight.leave();
-        boolean interrupted = Thread.interrupted(); // the record must be written regardless
-        try {
-          finish(nonce, end, d.outcome);
-        } finally {
-          if (interrupted) {
-            Thread.currentThread().interrupt();
-          }
-        }
+        String outcome = d.outcome;
+        // written after the handler has returned: an end record written inside the handler would
+        // keep its thread there after the recorded end, and on a slow effects database the
+        // engine would time out (and retry) a delivery the record shows as a quick "ok"
+        ends.execute(() -> finish(nonce, end, outcome));
+      }
+    }
+
+    /** Waits for the end records still queued (a graceful stop). */
+    void close() throws InterruptedException {
+      ends.shutdown();
+      if (!ends.awaitTermination(30, TimeUnit.SECONDS)) {
+        System.out.println("RECORD_END_PENDING " + replica);
       }
     }
 

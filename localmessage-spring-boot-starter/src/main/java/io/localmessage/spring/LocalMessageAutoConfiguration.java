@@ -5,10 +5,17 @@ import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.spring.internal.EngineLifecycle;
 import io.localmessage.spring.internal.HandlerBeanRegistrar;
 import io.localmessage.spring.internal.JacksonPayloadConverter;
+import io.localmessage.spring.internal.LibrarySchemaMigration;
+import io.localmessage.spring.internal.LoopMeters;
 import io.localmessage.spring.internal.PayloadConverter;
+import io.localmessage.spring.internal.SchemaCheck;
+import io.localmessage.spring.internal.StartupCheckException;
 import io.localmessage.spring.internal.TypeConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -41,6 +48,7 @@ import tools.jackson.databind.ObjectMapper;
 @ConditionalOnSingleCandidate(DataSource.class)
 @EnableConfigurationProperties(LocalMessageProperties.class)
 public final class LocalMessageAutoConfiguration {
+  private static final Logger log = LoggerFactory.getLogger(LocalMessageAutoConfiguration.class);
 
   @Bean
   @ConditionalOnMissingBean
@@ -49,33 +57,95 @@ public final class LocalMessageAutoConfiguration {
       DataSource dataSource,
       LocalMessageProperties properties,
       Environment environment,
-      ObjectProvider<LocalMessagesBuilderCustomizer> customizers) {
+      ObjectProvider<LocalMessagesBuilderCustomizer> customizers,
+      ObjectProvider<LibrarySchemaMigration> schemaMigration) {
     TypeConfigs.checkPropertyNames(environment);
-    LocalMessagesBuilder b =
-        LocalMessages.builder(dataSource)
-            .table(properties.getTable())
-            .inboxTable(properties.getInboxTable())
-            .concurrency(properties.getConcurrency())
-            .lease(properties.getLease())
-            .maxExecutionTime(properties.getMaxExecutionTime())
-            .pollInterval(properties.getPollInterval())
-            .writeBackMargin(properties.getWriteBackMargin())
-            .shutdownTimeout(properties.getShutdownTimeout())
-            .maintenanceInterval(properties.getMaintenanceInterval())
-            .loopStuckAfter(properties.getLoopStuckAfter())
-            .maxPayloadBytes(properties.getMaxPayloadBytes())
-            .purgeBatchSize(properties.getPurgeBatchSize())
-            .writeBatchSize(properties.getWriteBatchSize())
-            .wakeUps(properties.isWakeUps())
-            .autoCreateSchema(properties.getSchema().isInitialize());
-    if (properties.getDefaultMaxAttempts() != null) {
-      b.defaultMaxAttempts(properties.getDefaultMaxAttempts());
+    schemaMigration.ifAvailable(m -> m.migrated()); // the library's Flyway run comes first
+    LocalMessageProperties.Schema schema = properties.getSchema();
+    List<String> tables = SchemaCheck.tables(properties.getTable(), properties.getInboxTable());
+    List<String> missingBefore =
+        schema.isInitialize() || schema.isVerify()
+            ? SchemaCheck.missing(dataSource, tables)
+            : List.of();
+    if (!schema.isInitialize() && schema.isVerify()) {
+      List<String> missingEngineTables =
+          missingBefore.stream().filter(t -> !t.equals(properties.getInboxTable())).toList();
+      if (!missingEngineTables.isEmpty()) {
+        throw schemaMissing(missingEngineTables, schemaMigration.getIfAvailable() != null);
+      }
     }
-    if (properties.getReplicaId() != null && !properties.getReplicaId().isBlank()) {
-      b.replicaId(properties.getReplicaId());
+    LocalMessagesBuilder b;
+    try {
+      b =
+          LocalMessages.builder(dataSource)
+              .table(properties.getTable())
+              .inboxTable(properties.getInboxTable())
+              .concurrency(properties.getConcurrency())
+              .lease(properties.getLease())
+              .maxExecutionTime(properties.getMaxExecutionTime())
+              .pollInterval(properties.getPollInterval())
+              .writeBackMargin(properties.getWriteBackMargin())
+              .shutdownTimeout(properties.getShutdownTimeout())
+              .maintenanceInterval(properties.getMaintenanceInterval())
+              .loopStuckAfter(properties.getLoopStuckAfter())
+              .maxPayloadBytes(properties.getMaxPayloadBytes())
+              .purgeBatchSize(properties.getPurgeBatchSize())
+              .writeBatchSize(properties.getWriteBatchSize())
+              .wakeUps(properties.isWakeUps())
+              .autoCreateSchema(schema.isInitialize());
+      if (properties.getDefaultMaxAttempts() != null) {
+        b.defaultMaxAttempts(properties.getDefaultMaxAttempts());
+      }
+      if (properties.getReplicaId() != null && !properties.getReplicaId().isBlank()) {
+        b.replicaId(properties.getReplicaId());
+      }
+    } catch (IllegalArgumentException e) {
+      throw invalidSetting(e);
     }
     customizers.orderedStream().forEach(c -> c.customize(b));
-    return b.build();
+    LocalMessages engine;
+    try {
+      engine = b.build();
+    } catch (IllegalArgumentException e) {
+      throw invalidSetting(e);
+    }
+    if (schema.isInitialize()) {
+      List<String> stillMissing = SchemaCheck.missing(dataSource, tables);
+      List<String> created = missingBefore.stream().filter(t -> !stillMissing.contains(t)).toList();
+      log.info(
+          "event=schema_initialized created={} existing={} (existing tables are brought up to the"
+              + " last schema step)",
+          created,
+          tables.stream().filter(t -> !missingBefore.contains(t)).toList());
+    }
+    return engine;
+  }
+
+  private static StartupCheckException invalidSetting(IllegalArgumentException e) {
+    return new StartupCheckException(
+        "Invalid localmessage setting: " + e.getMessage(),
+        "Set the matching localmessage.* property to an allowed value (the table of engine"
+            + " properties is in the starter's README).",
+        e);
+  }
+
+  private static StartupCheckException schemaMissing(List<String> missing, boolean flywayRan) {
+    return new StartupCheckException(
+        "localmessage's tables "
+            + missing
+            + " do not exist in the application's database, so no message could be saved or"
+            + " delivered."
+            + (flywayRan ? "" : " Nothing created them: the starter's own Flyway run is off."),
+        "Create them in one of these ways:\n"
+            + "  1. localmessage.schema.initialize=true: the engine creates them at startup"
+            + " (CREATE TABLE IF NOT EXISTS, with your table names).\n"
+            + "  2. Flyway on the classpath (spring-boot-starter-flyway, plus"
+            + " flyway-database-postgresql or flyway-mysql): the starter migrates them from"
+            + " classpath:db/localmessage/<postgresql|mysql|h2> in their own history table"
+            + " localmessage_schema_history, apart from your migrations. Or add that location to"
+            + " your spring.flyway.locations (its versions 1 to 3 then share your history).\n"
+            + "  3. Your own migrations: LocalMessages.schemaDdl() prints every statement.\n"
+            + "(localmessage.schema.verify=false skips this check.)");
   }
 
   @Bean
@@ -104,6 +174,21 @@ public final class LocalMessageAutoConfiguration {
     return new EngineLifecycle(localMessages, properties.isAutoStartup());
   }
 
+  /**
+   * The library's tables migrated by Flyway in their own history table, when Flyway is on the
+   * classpath: see {@link LocalMessageProperties.SchemaFlyway}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.flywaydb.core.Flyway")
+  static final class FlywaySchema {
+    @Bean
+    @DependsOnDatabaseInitialization // after the application's own Flyway or Liquibase
+    LibrarySchemaMigration localMessageSchemaMigration(
+        DataSource dataSource, LocalMessageProperties properties, Environment environment) {
+      return LibrarySchemaMigration.run(dataSource, properties, environment);
+    }
+  }
+
   /** Handler method payloads read with the application's Jackson 3 mapper. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(ObjectMapper.class)
@@ -122,6 +207,11 @@ public final class LocalMessageAutoConfiguration {
     @Bean
     LocalMessagesBuilderCustomizer localMessageMeters(ObjectProvider<MeterRegistry> registry) {
       return b -> registry.ifUnique(b::meterRegistry);
+    }
+
+    @Bean
+    LoopMeters localMessageLoopMeters(LocalMessages localMessages) {
+      return new LoopMeters(localMessages);
     }
   }
 }

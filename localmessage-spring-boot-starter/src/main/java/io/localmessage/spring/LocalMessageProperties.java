@@ -256,13 +256,22 @@ public final class LocalMessageProperties {
     this.types = types;
   }
 
-  /** Schema creation for applications without Flyway or Liquibase. */
+  /** How the engine's tables come to exist. */
   public static final class Schema {
     /**
-     * Whether to create the tables at startup when they are missing (CREATE TABLE IF NOT EXISTS).
-     * Leave off when Flyway or Liquibase runs the scripts from classpath:db/localmessage.
+     * Whether the engine creates its tables at startup when they are missing (CREATE TABLE IF NOT
+     * EXISTS, with the configured table names). Leave off when Flyway (the starter's own run, or
+     * yours) or Liquibase creates them.
      */
     private boolean initialize;
+
+    /**
+     * Whether the startup fails when the engine's tables do not exist (with the ways to create
+     * them), rather than starting and failing every poll.
+     */
+    private boolean verify = true;
+
+    private final SchemaFlyway flyway = new SchemaFlyway();
 
     public boolean isInitialize() {
       return initialize;
@@ -270,6 +279,51 @@ public final class LocalMessageProperties {
 
     public void setInitialize(boolean initialize) {
       this.initialize = initialize;
+    }
+
+    public boolean isVerify() {
+      return verify;
+    }
+
+    public void setVerify(boolean verify) {
+      this.verify = verify;
+    }
+
+    public SchemaFlyway getFlyway() {
+      return flyway;
+    }
+  }
+
+  /**
+   * The library's own Flyway run: its scripts from classpath:db/localmessage/&lt;dialect&gt;, with
+   * a schema history table of their own, so they never take the application's version numbers.
+   */
+  public static final class SchemaFlyway {
+    /**
+     * Whether the starter migrates the library's tables with Flyway at startup. Unset: yes when
+     * Flyway is on the classpath, unless localmessage.schema.initialize=true, the application's
+     * spring.flyway.locations already include db/localmessage, or the table names are not the
+     * defaults.
+     */
+    private Boolean enabled;
+
+    /** The schema history table of the library's migrations. */
+    private String table = "localmessage_schema_history";
+
+    public Boolean getEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(Boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
     }
   }
 

@@ -9,7 +9,6 @@ import io.localmessage.SaveResult;
 import io.localmessage.TransactionRequiredException;
 import io.localmessage.spring.quickstart.OrderService;
 import io.localmessage.spring.quickstart.PointsAdded;
-import io.localmessage.spring.quickstart.PointsHandler;
 import io.localmessage.spring.quickstart.ShopApplication;
 import io.localmessage.testing.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -34,9 +33,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The README quick start as a Spring Boot application (JPA, Flyway, actuator metrics) on a real
- * database: an order entity and its points ticket commit together, or neither does. The poll
- * interval is 10 s, so every delivery seen within a few seconds came from the after-commit path.
+ * The starter README's quick start as a Spring Boot application (JPA, Flyway, actuator metrics),
+ * with its own properties file, on a real database: the application's own V1 migration and the
+ * library's tables in their own Flyway history; an order and its points message commit together, or
+ * neither does; the handler grants once per order. The poll interval is 10 s, so every delivery
+ * seen within a few seconds came from the after-commit path.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class AbstractQuickstartAppTest {
@@ -44,37 +45,25 @@ abstract class AbstractQuickstartAppTest {
   private DataSource check;
   private ConfigurableApplicationContext app;
   private OrderService orders;
-  private PointsHandler handler;
 
   abstract TestDatabase.Kind kind();
 
-  /**
-   * How the tables come to be: the Flyway location of the scripts (see the README), or none for
-   * {@code localmessage.schema.initialize=true}.
-   */
-  abstract String flywayLocation();
-
   @BeforeAll
   void startApplication() {
+    QuickstartProbe.CALLS.clear();
     db = TestDatabase.create(kind());
     check = db.dataSource(2);
-    String[] props =
+    String[] args =
         Stream.concat(
-                Arrays.stream(Sql.datasource(db)),
                 Stream.of(
-                    "spring.main.web-application-type=none",
-                    "spring.jpa.hibernate.ddl-auto=create",
-                    "spring.jpa.open-in-view=false",
-                    flywayLocation() == null
-                        ? "localmessage.schema.initialize=true"
-                        : "spring.flyway.locations=" + flywayLocation(),
-                    "localmessage.poll-interval=10s",
-                    "localmessage.types[points.add].max-attempts=8",
-                    "localmessage.types[points.add].backoff.schedule=1m,5m,30m,2h"))
+                    "--spring.config.location=classpath:/quickstart/application.properties",
+                    "--spring.main.web-application-type=none",
+                    "--spring.jpa.open-in-view=false",
+                    "--localmessage.poll-interval=10s"),
+                Arrays.stream(Sql.datasource(db)).map(p -> "--" + p))
             .toArray(String[]::new);
-    app = new SpringApplicationBuilder(ShopApplication.class).properties(props).run();
+    app = new SpringApplicationBuilder(ShopApplication.class, QuickstartProbe.class).run(args);
     orders = app.getBean(OrderService.class);
-    handler = app.getBean(PointsHandler.class);
   }
 
   @AfterAll
@@ -88,18 +77,42 @@ abstract class AbstractQuickstartAppTest {
   }
 
   @Test
-  void theTablesCameFromTheConfiguredSource() {
-    if (flywayLocation() == null) {
-      assertThat(Sql.count(check, "SELECT COUNT(*) FROM local_message_control")).isZero();
-      return;
-    }
+  void theApplicationsV1AndTheLibrarysStepsLiveInSeparateHistories() {
     assertThat(
             Sql.count(
                 check,
-                "SELECT COUNT(*) FROM flyway_schema_history WHERE script = ? AND success = ?",
-                "V1__localmessage.sql",
-                true))
+                "SELECT COUNT(*) FROM flyway_schema_history WHERE version = '1' AND script = ?",
+                "V1__shop.sql"))
         .isEqualTo(1);
+    assertThat(Sql.count(check, "SELECT COUNT(*) FROM flyway_schema_history")).isEqualTo(1);
+    assertThat(
+            Sql.count(
+                check,
+                "SELECT COUNT(*) FROM localmessage_schema_history WHERE success = ? AND script IN"
+                    + " ('V1__localmessage.sql', 'V3__localmessage_keys_requeue.sql')",
+                true))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void repostingAnOrderAfterItsMessageSucceededGrantsOnce() {
+    orders.placeOrder("o-twice", 7);
+    await().atMost(Duration.ofSeconds(5)).until(() -> ticketCount("o-twice") == 0);
+    // the first message is gone: the same key saves a new message, and the handler runs again
+    app.getBean(TransactionTemplate.class)
+        .executeWithoutResult(
+            s ->
+                app.getBean(TransactionalMessages.class)
+                    .save(
+                        NewMessage.action("points.add", "o-twice")
+                            .payload("{\"orderId\":\"o-twice\",\"points\":7}")
+                            .build()));
+    await().atMost(Duration.ofSeconds(5)).until(() -> callsFor("o-twice").size() == 2);
+    await().atMost(Duration.ofSeconds(5)).until(() -> ticketCount("o-twice") == 0);
+    assertThat(Sql.count(check, "SELECT COUNT(*) FROM points_grant WHERE order_id = ?", "o-twice"))
+        .isEqualTo(1);
+    assertThat(Sql.count(check, "SELECT points FROM points_grant WHERE order_id = ?", "o-twice"))
+        .isEqualTo(7);
   }
 
   @Test
@@ -231,8 +244,8 @@ abstract class AbstractQuickstartAppTest {
     assertThat(sorted.get(samples - 1)).isLessThan(2000.0);
   }
 
-  private List<PointsHandler.Call> callsFor(String orderId) {
-    return handler.calls().stream().filter(c -> c.event().orderId().equals(orderId)).toList();
+  private List<QuickstartProbe.Call> callsFor(String orderId) {
+    return QuickstartProbe.CALLS.stream().filter(c -> c.event().orderId().equals(orderId)).toList();
   }
 
   private long ticketCount(String idemKey) {

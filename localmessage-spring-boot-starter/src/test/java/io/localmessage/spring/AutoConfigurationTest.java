@@ -216,7 +216,7 @@ class AutoConfigurationTest {
                 assertThat(ctx)
                     .getFailure()
                     .rootCause()
-                    .hasMessageContaining("'fail' is not a setting of biz type 'ov'")
+                    .hasMessageContaining("read as biz type 'ov' with a setting 'fail'")
                     .hasMessageContaining("localmessage.types[ov.fail].max-attempts"));
   }
 

@@ -47,9 +47,22 @@ class EndpointOverHttpTest {
           .doesNotContain("\"id\":" + second);
       assertThat(get("/actuator/localmessage/dead?afterId=" + first).body())
           .startsWith("[{\"id\":" + second + ",");
-      assertThat(get("/actuator/localmessage/elsewhere").statusCode()).isEqualTo(404);
+      HttpResponse<String> elsewhere = get("/actuator/localmessage/elsewhere");
+      assertThat(elsewhere.statusCode()).isEqualTo(400);
+      assertThat(elsewhere.body()).contains("'elsewhere' is neither 'dead' (the dead letters) nor");
+      HttpResponse<String> one = get("/actuator/localmessage/" + first);
+      assertThat(one.statusCode()).isEqualTo(200);
+      assertThat(one.body()).contains("\"idemKey\":\"first\"").contains("\"audit\":[]");
+      assertThat(get("/actuator/localmessage/" + (second + 1000)).statusCode()).isEqualTo(404);
 
       // no Spring Security here: the endpoint stays read-only, to everybody
+      // a POST without a body reaches the endpoint, which says why it refuses
+      HttpResponse<String> bare =
+          send(
+              HttpRequest.newBuilder(URI.create(base + "/actuator/localmessage/requeue/" + first))
+                  .POST(HttpRequest.BodyPublishers.noBody()));
+      assertThat(bare.statusCode()).isEqualTo(403);
+      assertThat(bare.body()).contains("read-only");
       HttpResponse<String> requeue =
           post("/actuator/localmessage/requeue/" + first, "{\"reason\":\"remote fixed\"}");
       assertThat(requeue.statusCode()).isEqualTo(403);

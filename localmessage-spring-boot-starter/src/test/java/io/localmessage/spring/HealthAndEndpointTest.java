@@ -1,7 +1,6 @@
 package io.localmessage.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -24,7 +23,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.health.contributor.Health;
@@ -243,15 +241,22 @@ class HealthAndEndpointTest {
             .orElseThrow();
     assertThat(row.dead()).isGreaterThanOrEqualTo(2);
 
-    List<LocalMessageEndpoint.MessageSummary> dead = endpoint.list("dead", "hc.fail", d1 - 1, 1);
-    assertThat(dead).extracting(LocalMessageEndpoint.MessageSummary::id).containsExactly(d1);
-    assertThat(dead.get(0).lastError()).contains("rejected by the remote side");
-    assertThat(endpoint.list("dead", "hc.fail", d1, 10))
-        .extracting(LocalMessageEndpoint.MessageSummary::id)
+    List<?> dead = (List<?>) endpoint.show("dead", "hc.fail", d1 - 1, 1).getBody();
+    assertThat(dead)
+        .extracting(r -> ((LocalMessageEndpoint.MessageSummary) r).id())
+        .containsExactly(d1);
+    assertThat(((LocalMessageEndpoint.MessageSummary) dead.get(0)).lastError())
+        .contains("rejected by the remote side");
+    assertThat((List<?>) endpoint.show("dead", "hc.fail", d1, 10).getBody())
+        .extracting(r -> ((LocalMessageEndpoint.MessageSummary) r).id())
         .containsExactly(d2);
-    assertThat(endpoint.list("nothing", null, null, null)).isNull();
-    assertThatThrownBy(() -> endpoint.list("dead", null, null, 501))
-        .isInstanceOf(InvalidEndpointRequestException.class);
+    WebEndpointResponse<Object> one = endpoint.show(Long.toString(d1), null, null, null);
+    assertThat(one.getStatus()).isEqualTo(200);
+    assertThat(((LocalMessageEndpoint.MessageDetail) one.getBody()).message().idemKey())
+        .isEqualTo("ep-d1");
+    assertThat(endpoint.show("99999999", null, null, null).getStatus()).isEqualTo(404);
+    assertBad(endpoint.show("nothing", null, null, null), "neither 'dead'");
+    assertBad(endpoint.show("dead", null, null, 501), "limit must be between 1 and 500");
 
     // the bean as auto-configured: read-only, whoever asks
     SecurityContext alice = security(() -> "alice", true);
@@ -291,22 +296,14 @@ class HealthAndEndpointTest {
     writable.act("resume", "hc.fail", "done", alice);
     assertThat(lm.admin().paused()).doesNotContain("hc.fail");
 
-    assertThatThrownBy(() -> writable.act("requeue", "12", " ", alice))
-        .isInstanceOf(InvalidEndpointRequestException.class)
-        .hasMessageContaining("reason is required");
-    assertThatThrownBy(() -> writable.act("explode", "12", "why not", alice))
-        .isInstanceOf(InvalidEndpointRequestException.class)
-        .hasMessageContaining("unknown action 'explode'");
-    assertThatThrownBy(() -> writable.cancel("abc", "typo", alice))
-        .isInstanceOf(InvalidEndpointRequestException.class)
-        .hasMessageContaining("'abc' is not a ticket id");
-    assertThatThrownBy(() -> writable.act("pause", "bad type!", "x", alice))
-        .isInstanceOf(InvalidEndpointRequestException.class);
-    assertThatThrownBy(() -> writable.act("pause", "hc.fail", "a\nforged", alice))
-        .isInstanceOf(InvalidEndpointRequestException.class)
-        .hasMessageContaining("control character U+000A");
-    assertThatThrownBy(() -> writable.act("pause", "hc.fail", "r".repeat(600), alice))
-        .isInstanceOf(InvalidEndpointRequestException.class);
+    assertBad(writable.act("requeue", "12", " ", alice), "reason is required");
+    assertBad(writable.act("requeue", "12", null, alice), "reason is required");
+    assertBad(writable.cancel("12", null, alice), "reason is required");
+    assertBad(writable.act("explode", "12", "why not", alice), "unknown action 'explode'");
+    assertBad(writable.cancel("abc", "typo", alice), "'abc' is not a message id");
+    assertBad(writable.act("pause", "bad type!", "x", alice), "bizType");
+    assertBad(writable.act("pause", "hc.fail", "a\nforged", alice), "control character U+000A");
+    assertBad(writable.act("pause", "hc.fail", "r".repeat(600), alice), "reason");
     assertThat(lm.admin().paused()).doesNotContain("hc.fail");
 
     // a ticket whose lease is live cannot be cancelled: 409 with the reason, nothing changes
@@ -320,6 +317,12 @@ class HealthAndEndpointTest {
     assertThat(busy.getStatus()).isEqualTo(409);
     assertThat(busy.getBody().toString()).contains("other-replica");
     assertThat(lm.admin().get(inFlight).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
+  }
+
+  /** A 400 whose body says what is wrong. */
+  private static void assertBad(WebEndpointResponse<Object> r, String says) {
+    assertThat(r.getStatus()).isEqualTo(400);
+    assertThat(r.getBody().toString()).contains(says);
   }
 
   private static SecurityContext security(Principal principal, boolean admin) {

@@ -7,9 +7,4 @@ class MariaDbQuickstartAppTest extends AbstractQuickstartAppTest {
   TestDatabase.Kind kind() {
     return TestDatabase.Kind.MARIADB;
   }
-
-  @Override
-  String flywayLocation() {
-    return null; // localmessage.schema.initialize=true, as in the README quick start
-  }
 }

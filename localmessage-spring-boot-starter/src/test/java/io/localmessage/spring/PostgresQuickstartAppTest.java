@@ -7,9 +7,4 @@ class PostgresQuickstartAppTest extends AbstractQuickstartAppTest {
   TestDatabase.Kind kind() {
     return TestDatabase.Kind.POSTGRESQL;
   }
-
-  @Override
-  String flywayLocation() {
-    return "classpath:db/localmessage/{vendor}"; // {vendor} = postgresql
-  }
 }

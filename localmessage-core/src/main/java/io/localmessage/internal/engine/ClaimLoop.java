@@ -139,7 +139,7 @@ final class ClaimLoop {
       try {
         List<Long> ids = drainCommitted();
         if (!ids.isEmpty()) {
-          Claimer.Result h = claimer.claim(ids, null);
+          Claimer.Result h = claimer.claim(ids, null, false);
           if (wakeUps != null && h.claimed() < ids.size()) {
             // committed messages this replica cannot run now: let another replica take them
             wakeUps.requestNotify();
@@ -156,7 +156,14 @@ final class ClaimLoop {
           if (dueReached) {
             nextDueNanos.compareAndSet(due, Long.MAX_VALUE);
           }
-          Claimer.Result r = claimer.claim(null, null);
+          // a fair round at least every poll interval, and whenever something new may be due;
+          // otherwise (a full claim asks for more) refill the types that filled their share
+          boolean fair =
+              woken
+                  || dueReached
+                  || now - claimer.lastFairNanos() >= settings.pollInterval().toNanos()
+                  || !(lastFull || slotsCameBack);
+          Claimer.Result r = claimer.claim(null, null, !fair);
           lastGeneral = now;
           full = r.full();
           slots.starved(r.noFreeSlots() || r.full());

@@ -40,6 +40,9 @@ final class Claimer {
   private volatile Set<String> paused = Set.of();
   private volatile long pausedReadAt;
   private volatile long lastClaimNanos;
+  // when the last fair claim round ran (every type its share); between fair rounds, a round that
+  // only refills after a full claim gives the free slots to the types that filled theirs
+  private volatile long lastFairNanos;
   private int rotation;
 
   /**
@@ -73,6 +76,11 @@ final class Claimer {
     return lastClaimNanos;
   }
 
+  /** When the last fair round ran (a {@code System.nanoTime()}). */
+  long lastFairNanos() {
+    return lastFairNanos;
+  }
+
   /** Forgets the cached paused set so the next claim reads it again. */
   void invalidatePaused() {
     pausedReadAt = 0;
@@ -81,8 +89,13 @@ final class Claimer {
   /**
    * Claims and starts what fits in the free slots; {@code onlyIds} (not null) restricts the claim
    * to those messages. Executions started are added to {@code started} when it is not null.
+   *
+   * <p>{@code refill}: the round follows a full claim before the next fair round, and only types
+   * that filled their share last time take part (when there are any), sharing every free slot: with
+   * many types registered and work in few, a fair round alone hands a busy type {@code free /
+   * types} slots per statement and leaves the rest idle until the next round.
    */
-  Result claim(List<Long> onlyIds, List<Execution> started) {
+  Result claim(List<Long> onlyIds, List<Execution> started, boolean refill) {
     lock.lock();
     try {
       refreshPausedIfStale();
@@ -91,7 +104,17 @@ final class Claimer {
       List<Registration> regs = new ArrayList<>(registrations.values());
       boolean wanted = false;
       int cap = onlyIds == null ? Integer.MAX_VALUE : onlyIds.size();
-      long active = regs.stream().filter(r -> !paused.contains(r.bizType)).count();
+      boolean onlyFilled =
+          refill
+              && onlyIds == null
+              && regs.stream().anyMatch(r -> r.filledLastClaim && !paused.contains(r.bizType));
+      if (!onlyFilled && onlyIds == null) {
+        lastFairNanos = System.nanoTime();
+      }
+      long active =
+          regs.stream()
+              .filter(r -> !paused.contains(r.bizType) && (!onlyFilled || r.filledLastClaim))
+              .count();
       // a fair share of the free slots per type, so one busy type cannot starve the others; a
       // type that fills its share makes the poller come back at once for the rest
       int share = active == 0 ? 0 : (int) Math.max(1, (slots.available() + active - 1) / active);
@@ -101,6 +124,9 @@ final class Claimer {
           continue;
         }
         wanted = true;
+        if (onlyFilled && !reg.filledLastClaim) {
+          continue;
+        }
         int n =
             Math.min(
                 Math.min(cap, share), Math.min(reg.slots.availablePermits(), slots.available()));
@@ -128,7 +154,7 @@ final class Claimer {
         throw e;
       }
       lastClaimNanos = System.nanoTime() - t0;
-      return handOut(limits, reserved, rows, t0, started);
+      return handOut(limits, reserved, rows, t0, started, onlyIds == null);
     } finally {
       lock.unlock();
     }
@@ -145,7 +171,8 @@ final class Claimer {
       Map<String, Integer> reserved,
       List<ClaimedRow> rows,
       long claimStart,
-      List<Execution> started) {
+      List<Execution> started,
+      boolean general) {
     Duration queryTime = Duration.ofNanos(lastClaimNanos);
     Map<String, List<ClaimedRow>> byType = new LinkedHashMap<>();
     for (ClaimedRow row : rows) {
@@ -164,6 +191,9 @@ final class Claimer {
           give(reg, unused, unhanded);
         } else {
           full = true;
+        }
+        if (general) {
+          reg.filledLastClaim = unused <= 0;
         }
         List<ClaimedMessage> runnable = new ArrayList<>(got.size());
         int reclaims = 0;

@@ -91,7 +91,7 @@ final class EngineLoops {
     }
     maintenance.maintain(true);
     List<Execution> started = new ArrayList<>();
-    Claimer.Result r = claimer.claim(null, started);
+    Claimer.Result r = claimer.claim(null, started, false);
     long longestTimeout =
         registrations.values().stream()
             .mapToLong(reg -> reg.config.handlerTimeout().toNanos())

@@ -13,6 +13,13 @@ final class Registration {
   final HandlerConfig config;
   final Semaphore slots;
 
+  /**
+   * Whether this type's last general claim took all it asked for (it may have more due): a refill
+   * round between fair rounds gives the free slots to such types only. Written by the claiming
+   * thread under the claim lock.
+   */
+  volatile boolean filledLastClaim = true;
+
   Registration(
       String bizType,
       Handler handler,

@@ -4,6 +4,7 @@ import io.localmessage.LocalMessages;
 import io.localmessage.MessageInFlightException;
 import io.localmessage.Printable;
 import io.localmessage.admin.Admin;
+import io.localmessage.admin.AuditEntry;
 import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
 import io.localmessage.spring.OperatorRule;
@@ -14,7 +15,6 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -30,6 +30,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <ul>
  *   <li>{@code GET /actuator/localmessage}: backlog per biz type and the paused types;
  *   <li>{@code GET /actuator/localmessage/dead?type=&afterId=&limit=}: DEAD tickets, by id;
+ *   <li>{@code GET /actuator/localmessage/{id}}: one ticket (without its payload) and its audit
+ *       trail;
  *   <li>{@code POST /actuator/localmessage/{action}/{target}} with {@code {"reason": "..."}}:
  *       {@code requeue/<id>}, {@code cancel/<id>}, {@code requeue-dead/<biz-type>}, {@code
  *       pause/<biz-type>}, {@code resume/<biz-type>};
@@ -40,7 +42,7 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * needs Spring Security. Then every action needs an authenticated principal holding the operator
  * authority ({@code localmessage.console.action-authority}, the console's), answers 403 otherwise,
  * and is audited with that principal's name and the reason, which is required. Bad input answers
- * 400 and changes nothing. Not API.
+ * 400 with {@code {"error": "..."}} saying what is wrong, and changes nothing. Not API.
  */
 @Endpoint(id = "localmessage")
 public final class LocalMessageEndpoint {
@@ -96,6 +98,12 @@ public final class LocalMessageEndpoint {
       String createdAt,
       String updatedAt) {}
 
+  /** One message and its audit trail. */
+  public record MessageDetail(MessageSummary message, List<AuditRow> audit) {}
+
+  /** One recorded operator action. */
+  public record AuditRow(String action, String operator, String reason, String at) {}
+
   /** What an action did: {@code changed} tickets (or 1/0 for pause and resume). */
   public record ActionResult(String action, String target, long changed, String operator) {}
 
@@ -106,38 +114,66 @@ public final class LocalMessageEndpoint {
     return new Overview(engine.replicaId(), admin.paused(), rows);
   }
 
-  /** {@code GET .../dead}: DEAD tickets of {@code type} (all when absent) with id above afterId. */
+  /**
+   * {@code GET .../dead}: DEAD messages of {@code type} (all when absent) with id above afterId;
+   * {@code GET .../<id>}: that message (without its payload) and its audit trail, 404 when there is
+   * no such message.
+   */
   @ReadOperation
-  public @Nullable List<MessageSummary> list(
-      @Selector String section,
-      @Nullable String type,
-      @Nullable Long afterId,
-      @Nullable Integer limit) {
-    if (!"dead".equals(section)) {
-      return null; // 404
+  public WebEndpointResponse<Object> show(
+      @Selector String id, @Nullable String type, @Nullable Long afterId, @Nullable Integer limit) {
+    if (!"dead".equals(id)) {
+      long ticket;
+      try {
+        ticket = Long.parseLong(id);
+      } catch (NumberFormatException e) {
+        return bad(
+            "'" + Printable.escape(id) + "' is neither 'dead' (the dead letters) nor a message id");
+      }
+      return engine
+          .admin()
+          .get(ticket)
+          .<WebEndpointResponse<Object>>map(
+              t ->
+                  new WebEndpointResponse<>(
+                      new MessageDetail(
+                          row(t),
+                          engine.admin().audit(ticket).stream()
+                              .map(LocalMessageEndpoint::row)
+                              .toList())))
+          .orElseGet(
+              () ->
+                  new WebEndpointResponse<>(Map.of("error", "no message with id " + ticket), 404));
     }
     int n = limit == null ? DEFAULT_LIMIT : limit;
     if (n < 1 || n > MAX_LIMIT) {
-      throw invalid("limit must be between 1 and " + MAX_LIMIT + ", was " + n);
+      return bad("limit must be between 1 and " + MAX_LIMIT + ", was " + n);
     }
     String bizType = type == null || type.isBlank() ? null : type;
     try {
-      return engine.admin().listDead(bizType, afterId == null ? 0 : afterId, n).stream()
-          .map(LocalMessageEndpoint::row)
-          .toList();
+      return new WebEndpointResponse<>(
+          engine.admin().listDead(bizType, afterId == null ? 0 : afterId, n).stream()
+              .map(LocalMessageEndpoint::row)
+              .toList());
     } catch (IllegalArgumentException e) {
-      throw invalid(e.getMessage());
+      return bad(e.getMessage());
     }
   }
 
   @WriteOperation
   public WebEndpointResponse<Object> act(
-      @Selector String action, @Selector String target, String reason, SecurityContext security) {
+      @Selector String action,
+      @Selector String target,
+      @Nullable String reason,
+      SecurityContext security) {
     String operator = operator(security);
     if (operator == null) {
       return refused(security);
     }
-    String why = requireReason(reason);
+    if (reason == null || reason.isBlank()) {
+      return bad(REASON_REQUIRED);
+    }
+    String why = reason.strip();
     Admin admin = engine.admin();
     try {
       long changed =
@@ -154,34 +190,38 @@ public final class LocalMessageEndpoint {
               yield 1;
             }
             default ->
-                throw invalid(
+                throw new IllegalArgumentException(
                     "unknown action '"
                         + Printable.escape(action)
                         + "': use requeue/<id>, cancel/<id>, requeue-dead/<biz-type>,"
                         + " pause/<biz-type> or resume/<biz-type>");
           };
       return new WebEndpointResponse<>(new ActionResult(action, target, changed, operator));
+    } catch (MessageInFlightException e) {
+      return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
     } catch (IllegalArgumentException e) {
-      throw invalid(e.getMessage());
+      return bad(e.getMessage());
     }
   }
 
   @DeleteOperation
   public WebEndpointResponse<Object> cancel(
-      @Selector String id, String reason, SecurityContext security) {
+      @Selector String id, @Nullable String reason, SecurityContext security) {
     String operator = operator(security);
     if (operator == null) {
       return refused(security);
     }
-    String why = requireReason(reason);
+    if (reason == null || reason.isBlank()) {
+      return bad(REASON_REQUIRED + " (DELETE takes it as ?reason=...)");
+    }
     try {
-      boolean done = engine.admin().cancel(ticketId(id), operator, why);
+      boolean done = engine.admin().cancel(ticketId(id), operator, reason.strip());
       return new WebEndpointResponse<>(new ActionResult("cancel", id, done ? 1 : 0, operator));
     } catch (MessageInFlightException e) {
       // the handler may still be running: refusing is the answer, not an error of the server
       return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
     } catch (IllegalArgumentException e) {
-      throw invalid(e.getMessage());
+      return bad(e.getMessage());
     }
   }
 
@@ -208,23 +248,25 @@ public final class LocalMessageEndpoint {
     return new WebEndpointResponse<>(Map.of("error", why), 403);
   }
 
-  private static String requireReason(String reason) {
-    if (reason == null || reason.isBlank()) {
-      throw invalid("a reason is required: it goes to the audit trail");
-    }
-    return reason.strip();
-  }
+  /** Said when an action comes without a reason, whatever the door. */
+  static final String REASON_REQUIRED =
+      "a reason is required: it goes to the audit trail. Send {\"reason\": \"...\"} with"
+          + " Content-Type: application/json";
 
   private static long ticketId(String target) {
     try {
       return Long.parseLong(target);
     } catch (NumberFormatException e) {
-      throw invalid("'" + Printable.escape(target) + "' is not a ticket id");
+      throw new IllegalArgumentException("'" + Printable.escape(target) + "' is not a message id");
     }
   }
 
-  private static InvalidEndpointRequestException invalid(String message) {
-    return new InvalidEndpointRequestException(message, message);
+  private static WebEndpointResponse<Object> bad(String message) {
+    return new WebEndpointResponse<>(Map.of("error", message), 400);
+  }
+
+  private static AuditRow row(AuditEntry a) {
+    return new AuditRow(a.action(), a.operator(), a.reason(), text(a.at()));
   }
 
   private static TypeRow row(TypeStats s) {

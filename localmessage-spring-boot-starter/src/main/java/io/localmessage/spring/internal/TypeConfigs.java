@@ -96,7 +96,14 @@ public final class TypeConfigs {
       }
       return b.build();
     } catch (IllegalArgumentException e) {
-      throw new IllegalStateException(at + ": " + e.getMessage(), e);
+      throw new StartupCheckException(
+          at + ": " + e.getMessage(),
+          "Fix the settings of biz type '"
+              + bizType
+              + "' under "
+              + at
+              + " (the allowed values are in the starter's README, \"Per-type settings\").",
+          e);
     }
   }
 
@@ -160,26 +167,46 @@ public final class TypeConfigs {
   private static void checkName(ConfigurationPropertyName name) {
     String key = name.getElement(2, Form.ORIGINAL);
     String setting = name.getElement(3, Form.UNIFORM);
-    if (!SETTINGS.contains(setting)) {
-      String original = name.getElement(3, Form.ORIGINAL);
-      throw new IllegalStateException(
-          "'"
-              + name
-              + "': '"
-              + original
-              + "' is not a setting of biz type '"
-              + key
-              + "'. A biz type with dots needs brackets in the property name, e.g. "
-              + PREFIX
-              + "["
-              + key
-              + "."
-              + original
-              + "].max-attempts (YAML: \"["
-              + key
-              + "."
-              + original
-              + "]\":)");
+    if (SETTINGS.contains(setting)) {
+      return;
     }
+    // the intended biz type runs up to the first element that is a setting
+    int n = name.getNumberOfElements();
+    int at = 3;
+    while (at < n && !SETTINGS.contains(name.getElement(at, Form.UNIFORM))) {
+      at++;
+    }
+    StringBuilder type = new StringBuilder(key);
+    for (int i = 3; i < Math.min(at, n); i++) {
+      type.append('.').append(name.getElement(i, Form.ORIGINAL));
+    }
+    StringBuilder rest = new StringBuilder();
+    for (int i = at; i < n; i++) {
+      rest.append('.').append(name.getElement(i, Form.ORIGINAL));
+    }
+    String settingPath = at < n ? rest.substring(1) : "max-attempts";
+    String intended = PREFIX + "[" + type + "]." + settingPath;
+    StringBuilder yaml =
+        new StringBuilder("  localmessage:\n    types:\n      \"[" + type + "]\":\n");
+    String[] parts = settingPath.split("\\.");
+    for (int i = 0; i < parts.length; i++) {
+      yaml.append("  ".repeat(i + 4)).append(parts[i]).append(':');
+      yaml.append(i == parts.length - 1 ? " ...\n" : "\n");
+    }
+    throw new StartupCheckException(
+        "Property '"
+            + name
+            + "' was read as biz type '"
+            + key
+            + "' with a setting '"
+            + name.getElement(3, Form.ORIGINAL)
+            + "', which does not exist: a biz type with dots needs brackets in the property"
+            + " name, or Spring splits it at the dots. Meant: "
+            + intended
+            + "?",
+        "Write the biz type in brackets: "
+            + intended
+            + " in a .properties file, or in YAML:\n\n"
+            + yaml);
   }
 }

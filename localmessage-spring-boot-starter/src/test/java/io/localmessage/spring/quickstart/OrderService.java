@@ -9,7 +9,7 @@ import tools.jackson.databind.json.JsonMapper;
 @Service
 public class OrderService {
   private final OrderRepository orders;
-  private final TransactionalMessages messages;
+  private final TransactionalMessages messages; // joins the current Spring transaction
   private final JsonMapper json;
 
   public OrderService(OrderRepository orders, TransactionalMessages messages, JsonMapper json) {
@@ -18,14 +18,17 @@ public class OrderService {
     this.json = json;
   }
 
-  /** The order row and the ticket commit together, or neither does. */
+  /** The order row and its message commit together, or neither does. */
   @Transactional
   public void placeOrder(String orderId, int points) {
     orders.save(new PurchaseOrder(orderId, points));
     messages.save(
-        NewMessage.action("points.add", orderId) // idempotency key: one grant per order
+        NewMessage.action("points.add", orderId) // idempotency key: the order id
             .aggregateId(orderId)
             .payload(json.writeValueAsBytes(new PointsAdded(orderId, points)))
             .build());
+    // A second save with the same key is ignored only while the first message exists: once it
+    // succeeded it is deleted, and posting the same order again saves a new message. The handler
+    // makes the grant once per order.
   }
 }

@@ -1,29 +1,26 @@
 package io.localmessage.spring.quickstart;
 
 import io.localmessage.spring.LocalMessageHandler;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Transactional;
 
 @Component
 public class PointsHandler {
-  private static final Logger log = LoggerFactory.getLogger(PointsHandler.class);
+  private final PointsGrantRepository grants;
 
-  /** What the tests look at: each call with the time it started. */
-  public record Call(PointsAdded event, long startedNanos) {}
-
-  private final List<Call> calls = new CopyOnWriteArrayList<>();
-
-  @LocalMessageHandler("points.add")
-  public void addPoints(PointsAdded event) {
-    calls.add(new Call(event, System.nanoTime()));
-    // call the points service here, passing event.orderId() as its idempotency key
-    log.info("adding {} points for order {}", event.points(), event.orderId());
+  public PointsHandler(PointsGrantRepository grants) {
+    this.grants = grants;
   }
 
-  public List<Call> calls() {
-    return calls;
+  /**
+   * Runs at least once per message: again after a crash or a timeout, and for a new message of the
+   * same order. The grant's primary key is the order id, so the points are granted once.
+   */
+  @LocalMessageHandler("points.add")
+  @Transactional
+  public void addPoints(PointsAdded event) {
+    if (!grants.existsById(event.orderId())) {
+      grants.save(new PointsGrant(event.orderId(), event.points()));
+    }
   }
 }

@@ -3,7 +3,7 @@ package io.localmessage.spring.quickstart;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
-/** The README quick start, as code: an order and its points ticket in one transaction. */
+/** The application class of the quick start. */
 @SpringBootApplication
 public class ShopApplication {
   public static void main(String[] args) {
