@@ -5,12 +5,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 
-/** The engine's tables in a scope, and a backlog of due tickets bulk-loaded into them. */
+/** The engine's tables in a scope, and a backlog of due messages bulk-loaded into them. */
 final class Tickets {
   static final String TABLE = "local_message";
   static final String TYPE = "bench.noop";
 
-  /** Payload size of every seeded ticket: a small JSON document's worth. */
+  /** Payload size of every seeded message: a small JSON document's worth. */
   static final int PAYLOAD_BYTES = 64;
 
   private static final int CHUNK = 100_000;
@@ -22,13 +22,13 @@ final class Tickets {
     Schema.create(scope.setupDataSource(), TABLE, "local_inbox");
   }
 
-  /** Creates the tables, loads {@code n} due tickets of {@link #TYPE} and analyzes the table. */
+  /** Creates the tables, loads {@code n} due messages of {@link #TYPE} and analyzes the table. */
   static void seed(Scope scope, int n) {
     createSchema(scope);
     seedRows(scope, n, 0);
   }
 
-  /** Loads {@code n} due tickets with keys after {@code offset}; the tables must exist. */
+  /** Loads {@code n} due messages with keys after {@code offset}; the tables must exist. */
   static void seedRows(Scope scope, int n, int offset) {
     String sql =
         scope.isPostgres()

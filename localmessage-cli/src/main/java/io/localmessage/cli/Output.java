@@ -134,7 +134,7 @@ final class Output {
   void message(MessageView t, List<AuditEntry> audit) {
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
-      // the keys scripts read, kept from the first version ("ticket", "ticketId")
+      // the keys scripts read, kept from the first version ("message", "ticketId")
       m.put("ticket", t);
       List<Map<String, Object>> entries = new ArrayList<>();
       for (AuditEntry a : audit) {

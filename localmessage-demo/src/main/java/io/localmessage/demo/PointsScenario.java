@@ -155,7 +155,7 @@ final class PointsScenario implements AutoCloseable {
     }
   }
 
-  /** Saves the orders, each with its ticket in one transaction. */
+  /** Saves the orders, each with its message in one transaction. */
   void placeOrders() {
     for (int i = 0; i < orders; i++) {
       String id = "order-" + i;

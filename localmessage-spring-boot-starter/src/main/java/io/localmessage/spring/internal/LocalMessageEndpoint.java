@@ -29,13 +29,13 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *
  * <ul>
  *   <li>{@code GET /actuator/localmessage}: backlog per biz type and the paused types;
- *   <li>{@code GET /actuator/localmessage/dead?type=&afterId=&limit=}: DEAD tickets, by id;
- *   <li>{@code GET /actuator/localmessage/{id}}: one ticket (without its payload) and its audit
+ *   <li>{@code GET /actuator/localmessage/dead?type=&afterId=&limit=}: DEAD messages, by id;
+ *   <li>{@code GET /actuator/localmessage/{id}}: one message (without its payload) and its audit
  *       trail;
  *   <li>{@code POST /actuator/localmessage/{action}/{target}} with {@code {"reason": "..."}}:
  *       {@code requeue/<id>}, {@code cancel/<id>}, {@code requeue-dead/<biz-type>}, {@code
  *       pause/<biz-type>}, {@code resume/<biz-type>};
- *   <li>{@code DELETE /actuator/localmessage/{id}?reason=...}: cancel a ticket.
+ *   <li>{@code DELETE /actuator/localmessage/{id}?reason=...}: cancel a message.
  * </ul>
  *
  * <p>Read-only unless the application sets {@code localmessage.endpoint.write-enabled=true}, which
@@ -80,7 +80,7 @@ public final class LocalMessageEndpoint {
       String oldestDeadAge,
       boolean paused) {}
 
-  /** A ticket without its payload; times as ISO-8601 instants. */
+  /** A message without its payload; times as ISO-8601 instants. */
   public record MessageSummary(
       long id,
       String kind,
@@ -104,7 +104,7 @@ public final class LocalMessageEndpoint {
   /** One recorded operator action. */
   public record AuditRow(String action, String operator, String reason, String at) {}
 
-  /** What an action did: {@code changed} tickets (or 1/0 for pause and resume). */
+  /** What an action did: {@code changed} messages (or 1/0 for pause and resume). */
   public record ActionResult(String action, String target, long changed, String operator) {}
 
   @ReadOperation
