@@ -55,6 +55,9 @@ import org.slf4j.LoggerFactory;
  * localmessage.inbox.consumed}, {@code .applied}, {@code .duplicates}, {@code .failures}, {@code
  * .parked} and the timer {@code localmessage.inbox.latency} from the record's {@value
  * RelayHeaders#CREATED_AT} (the producer's database clock) to the commit here.
+ *
+ * <p>(Longer than most files: most of it is the builder, whose every setter checks its bounds and
+ * whose {@code build()} checks the consumer properties against each other.)
  */
 public final class KafkaInboxConsumer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KafkaInboxConsumer.class);
