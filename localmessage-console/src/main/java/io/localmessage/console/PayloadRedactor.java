@@ -16,15 +16,15 @@ import io.localmessage.admin.MessageView;
 public interface PayloadRedactor {
 
   /** Shows payloads unchanged. */
-  PayloadRedactor NONE = (ticket, text) -> text;
+  PayloadRedactor NONE = (message, text) -> text;
 
   /** Shows no payload at all. */
-  PayloadRedactor HIDE_ALL = (ticket, text) -> null;
+  PayloadRedactor HIDE_ALL = (message, text) -> null;
 
   /**
    * @param message the message whose payload this is (biz type, headers such as content-type)
    * @param text the payload as text
    * @return the text to show, or {@code null} to show none
    */
-  String redact(MessageView ticket, String text);
+  String redact(MessageView message, String text);
 }
