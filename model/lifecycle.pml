@@ -1,7 +1,7 @@
 /*
  * lifecycle.pml: a model of the localmessage ticket lifecycle, checked by SPIN.
  *
- * Two replicas run one engine each (Dispatcher, one execution slot); the table local_message is a
+ * Two replicas run one engine each (EngineLoops, one execution slot); the table local_message is a
  * set of arrays that every actor changes only in atomic steps, each standing for one SQL statement.
  * Time is a logical clock: row due times and leases are kept as "ticks left", and the Clock
  * process makes one tick pass for everyone. See README.md for what is abstracted away.
@@ -27,7 +27,7 @@
 #define DEAD 2
 #define CANCELED 3
 
-/* Execution.decided: the one outcome of an execution */
+/* Outcomes.decided: the one outcome of an execution */
 #define O_NONE 0
 #define O_SUCCESS 1     /* Outcome.success() */
 #define O_RETRY 2       /* Outcome.retry(...) or the watchdog's "retry: timeout" */
@@ -71,12 +71,12 @@ bool paused;          /* local_message_control: the (single) biz type is paused 
 byte et[NR];          /* ticket of the execution, NONE = slot free */
 bool cur[NR];         /* the row's version is still the one the claim returned (the CAS fence) */
 bool inside[NR];      /* the worker thread is inside the handler */
-byte decided[NR];     /* Execution.decided */
+byte decided[NR];     /* Outcomes.decided */
 bool early[NR];       /* the outcome went to the writer while the thread was still inside */
 bool fenced[NR];      /* a renewal found the version changed: the outcome will be dropped */
 bool capped[NR];      /* renewed up to the hard cap (maxExecutionTime): no more renewals */
 byte gl[NR];          /* ghost: ticks left of the lease this execution was granted */
-bool closed[NR];      /* Dispatcher.close() has begun: no claims, no renewals */
+bool closed[NR];      /* EngineLoops.close() has begun: no claims, no renewals */
 bool waited[NR];      /* close() has passed its wait for handlers */
 bool frozen[NR];      /* SIGSTOP: takes no step, renews nothing */
 bool crashed[NR];     /* kill -9: gone for good */
@@ -143,7 +143,7 @@ byte pauses = PAUSES;
 /* the writer may take the outcome: after the thread left (fixed), or at once (TIMEOUT_AT_ONCE) */
 #define READY(r) (decided[r] >= O_SUCCESS && decided[r] <= O_RELEASE && (!inside[r] || early[r]))
 
-/* frees the slot once the thread has left and the outcome is settled (Dispatcher.finished) */
+/* frees the slot once the thread has left and the outcome is settled (the task of Executions that ran it) */
 inline printOutcome(o) {
   if
   :: o == O_SUCCESS -> printf("success")
@@ -176,7 +176,7 @@ inline transition(t, st) {
 }
 
 /*
- * ==== One replica: an engine (Dispatcher) with one execution slot ====
+ * ==== One replica: an engine (EngineLoops) with one execution slot ====
  * Its threads (poller, worker, write-behind, watchdog/renewal timer) are the options of one
  * process: each option is one atomic step of one thread. Weak fairness per replica is enough,
  * because every option except "the handler returns" can happen only finitely often per ticket
@@ -185,8 +185,8 @@ inline transition(t, st) {
 proctype Replica(byte r) {
   byte t;
   do
-  /* poller: Dispatcher.claimAndRun -> Dialect.claim. A free slot, a due ticket, FOR UPDATE SKIP
-     LOCKED, attempts counted at claim, lease = now + LEASE; Dispatcher.submit starts the worker
+  /* poller: Claimer.claim -> Dialect.claim. A free slot, a due ticket, FOR UPDATE SKIP
+     LOCKED, attempts counted at claim, lease = now + LEASE; Executions.start starts the worker
      thread at once (claim and entering the handler are one step) */
   :: atomic {
        if
@@ -207,7 +207,7 @@ proctype Replica(byte r) {
          r, t, attempts[t], LEASE);
        t = 0
      }
-  /* poller: Dispatcher.maintain -> TicketStore.expireExhausted. A last attempt whose lease
+  /* poller: Maintenance.maintain -> MessageQueue.expireExhausted. A last attempt whose lease
      ended without an outcome -> DEAD */
   :: atomic {
        if
@@ -223,7 +223,7 @@ proctype Replica(byte r) {
      }
   /* worker: Execution.run. The handler returns or throws (PermanentFailure is left out: its
      row transition, DEAD, is the one of an exhausted retry). If the watchdog decided first,
-     Execution.decided keeps that outcome. The finally block -> Dispatcher.finished */
+     Outcomes.decided keeps that outcome. Then Executions gives the slot back */
   :: atomic {
        UP(r) && inside[r] ->
        inside[r] = false;
@@ -243,7 +243,7 @@ proctype Replica(byte r) {
        fi;
        freeIfDone(r)
      }
-  /* watchdog: Dispatcher.timeOutOverdue -> Execution.timeOut. The handler ran past its timeout
+  /* watchdog: Executions.timeOutOverdue -> Execution.timeOut. The handler ran past its timeout
      (any time shorter than the lease): records "retry: timeout" and interrupts; the handler may
      ignore the interrupt and stay inside */
   :: atomic {
@@ -327,7 +327,7 @@ active proctype Clock() {
   od
 }
 
-/* ==== Operator: AdminApi -> TicketStore.cancel, requeueDead, setPaused ==== */
+/* ==== Operator: Admin -> OperatorActions.cancel, requeueDead, setPaused ==== */
 active proctype Operator() {
   byte t;
   do

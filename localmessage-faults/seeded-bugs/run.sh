@@ -26,7 +26,8 @@ trap cleanup EXIT
 git -C "$ROOT" worktree add --quiet --detach "$COPY" HEAD
 
 CORE=localmessage-core/src/main/java/io/localmessage
-PG=$CORE/jdbc/PostgresDialect.java
+PG=$CORE/internal/dialect/PostgresDialect.java
+ENGINE=$CORE/internal/engine
 
 # inject FILE EXPECTED_MATCHES PERL_SUBSTITUTION
 inject() {
@@ -43,16 +44,16 @@ seed() {
     cas) # write-back without the version check
       inject "$PG" 2 's/ AND t\.version = c\.v AND t\.status = 0";/ AND t.status = 0";/g' ;;
     live-lease) # the claim takes tickets whose lease still has up to 6 s to run
-      inject "$PG" 1 's/AND m\.next_retry_at <= "\)/AND m.next_retry_at - interval '"'"'6 seconds'"'"' <= ")/g' ;;
+      inject "$PG" 1 's/\.append\(Predicates\.due\(this, "m"\)\);/.append(Predicates.due(this, "m").replace("<= ", "- interval '"'"'6 seconds'"'"' <= "));/g' ;;
     attempts) # attempts not incremented at claim
       inject "$PG" 1 's/ t SET attempts = t\.attempts \+ 1, version/ t SET attempts = t.attempts, version/g' ;;
     drop-success) # the writer silently drops 1% of success write-backs
-      inject "$CORE/internal/WriteBehind.java" 1 's/(\n  void submit\(WriteItem item\) \{\n)/$1    if (item.isDelete() \&\& java.util.concurrent.ThreadLocalRandom.current().nextInt(100) == 0) {\n      item.onWritten().run();\n      return;\n    }\n/g' ;;
+      inject "$ENGINE/WriteBehind.java" 1 's/(\n  void submit\(WriteItem item\) \{\n)/$1    if (item.isDelete() \&\& java.util.concurrent.ThreadLocalRandom.current().nextInt(100) == 0) {\n      item.onWritten().run();\n      return;\n    }\n/g' ;;
     timeout-overlap) # on a timeout the watchdog writes the retry while the handler's thread is
       # still inside (the engine before the fix): the retry can start next to the running handler
-      inject "$CORE/internal/Dispatcher.java" 1 's/(        if \(e\.overdue\(now\) \&\& e\.timeOut\(\)\) \{\n)/$1          if (e.abandonIfInside()) {\n            decided(e, java.util.Collections.nCopies(e.messages.size(), io.localmessage.Outcome.retry("timed out")), Execution.Ending.TIMED_OUT, java.time.Duration.ZERO);\n          }\n/g' ;;
+      inject "$ENGINE/Executions.java" 1 's/(        if \(e\.overdue\(now\) \&\& e\.timeOut\(\)\) \{\n)/$1          if (e.abandonIfInside()) {\n            outcomes.decided(e, java.util.Collections.nCopies(e.messages.size(), io.localmessage.Outcome.retry("timed out")), Execution.Ending.TIMED_OUT, java.time.Duration.ZERO);\n          }\n/g' ;;
     close-releases) # close() releases the leases of handlers still running
-      inject "$CORE/internal/Dispatcher.java" 1 's/(OutcomePolicy\.MAX_ERROR_LENGTH\),\n\s*-1,\n\s*)true\)/$1false)/g' ;;
+      inject "$ENGINE/Outcomes.java" 1 's/(OutcomePolicy\.MAX_ERROR_LENGTH\),\n\s*-1,\n\s*)true\)/$1false)/g' ;;
     inbox) # the Kafka consumer skips the inbox check
       inject localmessage-kafka/src/main/java/io/localmessage/kafka/internal/InboxLoop.java 1 \
         's/fresh = cfg\.inbox\(\)\.tryRecord\(c, cfg\.name\(\), id\);/fresh = true;/g' ;;

@@ -44,7 +44,7 @@ public abstract class Backoff {
 
   /**
    * An explicit rhythm: the n-th failure waits {@code delays[n-1]}; failures past the end repeat
-   * the last delay. Seed 003's {@code schedule(1m, 5m, 30m, 2h, 12h, 24h)}.
+   * the last delay, for example {@code schedule(1m, 5m, 30m, 2h, 12h, 24h)}.
    */
   public static Backoff schedule(Duration... delays) {
     Objects.requireNonNull(delays, "delays");
@@ -101,13 +101,14 @@ public abstract class Backoff {
 
     /**
      * Share of the delay that is randomised: the delay is drawn uniformly from {@code [d*(1-j),
-     * d]}. 0 disables jitter; 1 is "full jitter". Jitter spreads the retries of tickets that failed
-     * together (a remote outage) so they do not come back as one burst.
+     * d]}. 0 disables jitter; 1 is "full jitter". Jitter spreads the retries of messages that
+     * failed together (a remote outage) so they do not come back as one burst.
      */
     public Exponential jitter(double jitter) {
       return new Exponential(initial, max, multiplier, jitter);
     }
 
+    /** The growth factor per attempt, 1 to 100 (default 2): {@code initial * multiplier^(n-1)}. */
     public Exponential multiplier(double multiplier) {
       return new Exponential(initial, max, multiplier, jitter);
     }

@@ -17,6 +17,7 @@ import java.util.List;
  */
 public record EngineHealth(String replicaId, boolean running, List<Loop> loops) {
 
+  /** Copies {@code loops}. */
   public EngineHealth {
     loops = List.copyOf(loops);
   }

@@ -1,7 +1,7 @@
 package io.localmessage;
 
 /**
- * Runs the side effect of one ticket. Outcomes:
+ * Runs the side effect of one message. Outcomes:
  *
  * <ul>
  *   <li>return normally: success;
@@ -10,12 +10,13 @@ package io.localmessage;
  *   <li>throw anything else: retried with the type's backoff until attempts or max age run out.
  * </ul>
  *
- * <p>Delivery is at least once: the same ticket can run again after a crash, a lease expiry or a
+ * <p>Delivery is at least once: the same message can run again after a crash, a lease expiry or a
  * lost write-back. Handlers must be idempotent, keyed by {@link Message#idemKey()}. A handler that
  * overruns the type's handler timeout is interrupted and its outcome recorded as a retryable
  * timeout.
  */
 @FunctionalInterface
 public interface Handler {
+  /** Runs the side effect of {@code message}; see the outcomes above. */
   void handle(Message message) throws Exception;
 }

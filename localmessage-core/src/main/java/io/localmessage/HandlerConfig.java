@@ -5,10 +5,17 @@ import java.util.Objects;
 
 /** Per-biz-type settings. Immutable; build with {@link #builder()}. */
 public final class HandlerConfig {
+  /** Deliveries before a message goes DEAD, unless configured. */
   public static final int DEFAULT_MAX_ATTEMPTS = 10;
+
+  /** How long a handler may run before it is interrupted, unless configured. */
   public static final Duration DEFAULT_HANDLER_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Exponential from 1 s to 1 h with jitter 0.5, unless configured. */
   public static final Backoff DEFAULT_BACKOFF =
       Backoff.exponential(Duration.ofSeconds(1), Duration.ofHours(1)).jitter(0.5);
+
+  /** Messages per {@link BatchHandler} call, unless configured. */
   public static final int DEFAULT_BATCH_SIZE = 100;
 
   /** The longest handler timeout accepted; longer work belongs in a job system, not a handler. */
@@ -36,6 +43,7 @@ public final class HandlerConfig {
     this.retryAfterCountsAttempt = b.retryAfterCountsAttempt;
   }
 
+  /** A builder with the defaults. */
   public static Builder builder() {
     return new Builder();
   }
@@ -45,39 +53,42 @@ public final class HandlerConfig {
     return builder().build();
   }
 
+  /** Deliveries before a message goes DEAD. */
   public int maxAttempts() {
     return maxAttempts;
   }
 
-  /** Tickets of this type in flight at once on one replica; 0 means "up to the engine total". */
+  /** Messages of this type in flight at once on one replica; 0 means "up to the engine total". */
   public int concurrency() {
     return concurrency;
   }
 
+  /** The wait after each retryable failure. */
   public Backoff backoff() {
     return backoff;
   }
 
+  /** How long a handler may run before it is interrupted and its delivery counts as a timeout. */
   public Duration handlerTimeout() {
     return handlerTimeout;
   }
 
-  /** Retries stop once a ticket is this old ({@code null}: no limit). */
+  /** Retries stop once a message is this old ({@code null}: no limit). */
   public Duration maxAge() {
     return maxAge;
   }
 
-  /** Whether tickets of one aggregate run strictly one after another in id order. */
+  /** Whether messages of one aggregate run strictly one after another in id order. */
   public boolean ordered() {
     return ordered;
   }
 
-  /** How long a SUCCEEDED ticket is kept; {@code ZERO} deletes it at once. */
+  /** How long a SUCCEEDED message is kept; {@code ZERO} deletes it at once. */
   public Duration retainSucceeded() {
     return retainSucceeded;
   }
 
-  /** Tickets per {@link BatchHandler} call; ignored for a plain {@link Handler}. */
+  /** Messages per {@link BatchHandler} call; ignored for a plain {@link Handler}. */
   public int batchSize() {
     return batchSize;
   }
@@ -122,7 +133,7 @@ public final class HandlerConfig {
 
     private Builder() {}
 
-    /** Deliveries before the ticket goes DEAD; 1 to 1,000. */
+    /** Deliveries before the message goes DEAD; 1 to 1,000. */
     public Builder maxAttempts(int maxAttempts) {
       if (maxAttempts < 1 || maxAttempts > 1000) {
         throw new IllegalArgumentException(
@@ -142,6 +153,7 @@ public final class HandlerConfig {
       return this;
     }
 
+    /** The wait after each retryable failure (default {@link #DEFAULT_BACKOFF}). */
     public Builder backoff(Backoff backoff) {
       this.backoff = Objects.requireNonNull(backoff, "backoff");
       return this;
@@ -172,11 +184,20 @@ public final class HandlerConfig {
       return this;
     }
 
+    /**
+     * Whether messages of one aggregate run strictly one after another, in id order (default
+     * false). A DEAD message blocks the rest of its aggregate until an operator requeues or cancels
+     * it.
+     */
     public Builder ordered(boolean ordered) {
       this.ordered = ordered;
       return this;
     }
 
+    /**
+     * How long a SUCCEEDED message is kept before the retention purge deletes it (default {@code
+     * ZERO}: deleted at once). Keeping it extends the duplicate window of its key by as long.
+     */
     public Builder retainSucceeded(Duration retainSucceeded) {
       Objects.requireNonNull(retainSucceeded, "retainSucceeded");
       if (retainSucceeded.isNegative()) {
@@ -187,7 +208,7 @@ public final class HandlerConfig {
       return this;
     }
 
-    /** 1 to 10,000 tickets per {@link BatchHandler} call. */
+    /** 1 to 10,000 messages per {@link BatchHandler} call. */
     public Builder batchSize(int batchSize) {
       if (batchSize < 1 || batchSize > 10_000) {
         throw new IllegalArgumentException(
@@ -197,11 +218,13 @@ public final class HandlerConfig {
       return this;
     }
 
+    /** Whether a {@link RetryAfter} outcome uses up an attempt (default false). */
     public Builder retryAfterCountsAttempt(boolean counts) {
       this.retryAfterCountsAttempt = counts;
       return this;
     }
 
+    /** The configuration. */
     public HandlerConfig build() {
       return new HandlerConfig(this);
     }

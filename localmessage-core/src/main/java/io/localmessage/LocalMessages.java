@@ -7,10 +7,10 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The entry point: saves tickets in the caller's transaction and runs their handlers until each
+ * The entry point: saves messages in the caller's transaction and runs their handlers until each
  * side effect is done, dead or cancelled.
  *
- * <p>Guarantees: a ticket saved in a committed transaction is delivered at least once to the
+ * <p>Guarantees: a message saved in a committed transaction is delivered at least once to the
  * handler of its biz type on some replica, unless an operator cancels it; it is never delivered
  * while another delivery of it holds a live lease; a delivery whose lease ran out cannot overwrite
  * the outcome of a newer one. It does <em>not</em> guarantee exactly-once delivery: handlers must
@@ -36,43 +36,44 @@ public interface LocalMessages extends AutoCloseable {
   void start();
 
   /**
-   * Saves a ticket through {@code connection}, inside the caller's transaction: never commits,
+   * Saves a message through {@code connection}, inside the caller's transaction: never commits,
    * rolls back or changes autocommit. Throws {@link TransactionRequiredException} on an autocommit
    * connection and {@link IllegalArgumentException} for bad input, in both cases writing nothing. A
-   * ticket whose {@code (biz_type, idem_key)} exists is a no-op reported by {@link
+   * message whose {@code (biz_type, idem_key)} exists is a no-op reported by {@link
    * SaveResult#duplicate()}; the transaction stays usable.
    *
-   * <p>The duplicate window is the existing ticket's lifetime plus its retention: once a succeeded
-   * ticket is deleted (at once by default), the same key can be saved again. That is why handlers
+   * <p>The duplicate window is the existing message's lifetime plus its retention: once a succeeded
+   * message is deleted (at once by default), the same key can be saved again. That is why handlers
    * and consumers must be idempotent themselves.
    */
   SaveResult save(Connection connection, NewMessage message);
 
-  /** {@link #save} for several tickets in the same transaction, in order. */
+  /** {@link #save} for several messages in the same transaction, in order. */
   List<SaveResult> saveAll(Connection connection, List<NewMessage> messages);
 
   /**
    * Opens a transaction on the engine's data source, runs {@code work}, commits, then dispatches
-   * the tickets saved in it at once on this replica when slots are free (the poller remains the
+   * the messages saved in it at once on this replica when slots are free (the poller remains the
    * safety net). Rolls back and rethrows when {@code work} throws.
    */
   <T> T inTransaction(ConnectionCallback<T> work);
 
   /**
-   * The weaker, "independent retry store" mode of seed 000: saves the ticket in its own short
-   * transaction on the engine's data source. Use it only for low-risk actions saved after the
-   * business commit: if the process dies between that commit and this call, the intent is lost.
+   * The weaker, "independent retry store" mode: saves the message in its own short transaction on
+   * the engine's data source, after the business commit instead of inside it. Use it only for
+   * low-risk actions: if the process dies between the business commit and this call, the intent is
+   * lost.
    */
   SaveResult saveDetached(NewMessage message);
 
   /**
-   * Hint that tickets were committed: claims those still due at once, within free slots. Used by
-   * the after-commit fast path; tickets not claimed here are left to the poller.
+   * Hint that messages were committed: claims those still due at once, within free slots. Used by
+   * the after-commit fast path; messages not claimed here are left to the poller.
    */
-  void dispatchNow(Collection<Long> ticketIds);
+  void dispatchNow(Collection<Long> messageIds);
 
   /**
-   * Manual mode: claims due tickets of the registered, unpaused types within free slots, runs them
+   * Manual mode: claims due messages of the registered, unpaused types within free slots, runs them
    * and waits for their write-backs. Returns how many were delivered. For tests and tools; it works
    * whether or not the engine was started.
    */
@@ -96,10 +97,10 @@ public interface LocalMessages extends AutoCloseable {
   /**
    * Graceful stop: stops claiming, waits for in-flight handlers up to the shutdown timeout and
    * writes back their outcomes. Handlers still running then are interrupted; those that leave the
-   * handler within a short grace give their attempt back and their tickets are due at once on
+   * handler within a short grace give their attempt back and their messages are due at once on
    * another replica (a handler that returned normally is still recorded as a success). A handler
-   * that ignores the interrupt keeps its ticket's lease until the lease ends, so no other replica
-   * runs the ticket while it may still be running here; its attempt is given back and its late
+   * that ignores the interrupt keeps its message's lease until the lease ends, so no other replica
+   * runs the message while it may still be running here; its attempt is given back and its late
    * outcome is dropped. Leases are not renewed after close.
    */
   @Override

@@ -1,7 +1,7 @@
 package io.localmessage;
 
-import io.localmessage.internal.Engine;
-import io.localmessage.internal.Settings;
+import io.localmessage.internal.engine.Engines;
+import io.localmessage.internal.engine.Settings;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spi.ErrorRedactor;
@@ -16,18 +16,43 @@ import javax.sql.DataSource;
  * {@link #build()} checks the settings against each other.
  */
 public final class LocalMessagesBuilder {
+  /** The message table, unless configured. */
   public static final String DEFAULT_TABLE = "local_message";
+
+  /** The inbox table, unless configured. */
   public static final String DEFAULT_INBOX_TABLE = "local_inbox";
+
+  /** Handler slots of a replica, unless configured. */
   public static final int DEFAULT_CONCURRENCY = 8;
+
+  /** How long a claim holds a message, unless configured. */
   public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+  /** The idle poll interval, unless configured. */
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+
+  /** The time kept at the end of a lease for the write-back, unless configured. */
   public static final Duration DEFAULT_WRITE_BACK_MARGIN = Duration.ofSeconds(5);
+
+  /** How long {@code close()} waits for handlers, unless configured. */
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+  /** How often the sweep and the retention purge run, unless configured. */
   public static final Duration DEFAULT_MAINTENANCE_INTERVAL = Duration.ofSeconds(10);
+
+  /** The largest payload accepted, unless configured. */
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+  /** Rows per purge statement, unless configured. */
   public static final int DEFAULT_PURGE_BATCH_SIZE = 1000;
+
+  /** Outcomes per write-back statement at most, unless configured. */
   public static final int DEFAULT_WRITE_BATCH_SIZE = 500;
+
+  /** How long a running handler's lease is renewed at most, unless configured. */
   public static final Duration DEFAULT_MAX_EXECUTION_TIME = Duration.ofMinutes(15);
+
+  /** How long a loop may go without success before it is reported stuck, unless configured. */
   public static final Duration DEFAULT_LOOP_STUCK_AFTER = Duration.ofSeconds(30);
 
   /** A plain SQL identifier, optionally schema-qualified; short enough for the derived names. */
@@ -63,7 +88,7 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * The ticket table (default {@value #DEFAULT_TABLE}); the control and audit tables take its name
+   * The message table (default {@value #DEFAULT_TABLE}); the control and audit tables take its name
    * plus {@code _control} and {@code _audit}. A plain identifier, optionally {@code schema.table}.
    */
   public LocalMessagesBuilder table(String table) {
@@ -95,9 +120,9 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * How long a claim holds a ticket before another replica may take it over: 100 ms to 24 h
+   * How long a claim holds a message before another replica may take it over: 100 ms to 24 h
    * (default 30 s). While a handler runs, its lease is renewed once a third of it has passed, so
-   * the lease need not cover the handler's timeout: it bounds how long a crashed replica's tickets
+   * the lease need not cover the handler's timeout: it bounds how long a crashed replica's messages
    * wait. It must be longer than twice the write-back margin, which {@link #build()} checks.
    */
   public LocalMessagesBuilder lease(Duration lease) {
@@ -163,9 +188,9 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * The attempt cap of tickets saved for types not registered on this replica. Without it (the
-   * default), such a ticket takes the cap of the replica that handles it, at its first claim: a
-   * producer service that saves tickets its workers handle gets the workers' policy.
+   * The attempt cap of messages saved for types not registered on this replica. Without it (the
+   * default), such a message takes the cap of the replica that handles it, at its first claim: a
+   * producer service that saves messages its workers handle gets the workers' policy.
    */
   public LocalMessagesBuilder defaultMaxAttempts(int maxAttempts) {
     if (maxAttempts < 1 || maxAttempts > 1000) {
@@ -180,7 +205,7 @@ public final class LocalMessagesBuilder {
   /**
    * The longest a handler's lease is renewed for: 1 s to 24 h (default 15 min). A handler still
    * running after that (a thread that ignores interrupts and never returns) no longer holds its
-   * ticket: the lease runs out and another replica may run it. Must be at least every registered
+   * message: the lease runs out and another replica may run it. Must be at least every registered
    * handler timeout plus the write-back margin.
    */
   public LocalMessagesBuilder maxExecutionTime(Duration max) {
@@ -190,7 +215,7 @@ public final class LocalMessagesBuilder {
   }
 
   /**
-   * Cross-replica wake-ups (default on; PostgreSQL only, ignored elsewhere): a ticket committed on
+   * Cross-replica wake-ups (default on; PostgreSQL only, ignored elsewhere): a message committed on
    * a replica that will not run it itself, a requeue or a resume wakes the other replicas at once
    * through {@code LISTEN}/{@code NOTIFY} instead of waiting for their next poll. A started engine
    * with registered handlers keeps one connection of the data source for listening: size the pool
@@ -233,6 +258,10 @@ public final class LocalMessagesBuilder {
     return this;
   }
 
+  /**
+   * Cleans every error summary before it is stored as {@code last_error} or logged (default: keeps
+   * it as it is). Use it to strip card numbers, tokens and personal data from exception messages.
+   */
   public LocalMessagesBuilder errorRedactor(ErrorRedactor redactor) {
     this.redactor = Objects.requireNonNull(redactor, "redactor");
     return this;
@@ -248,6 +277,16 @@ public final class LocalMessagesBuilder {
     return this;
   }
 
+  /**
+   * The engine. Checks the settings against each other (the lease must be longer than twice the
+   * write-back margin, {@code maxExecutionTime} at least the lease) and, with {@link
+   * #autoCreateSchema(boolean)}, creates the tables. Register handlers on it, then {@link
+   * LocalMessages#start()}.
+   *
+   * @throws IllegalArgumentException when the settings do not fit together
+   * @throws StoreException when the database cannot be reached to detect the dialect or create the
+   *     schema
+   */
   public LocalMessages build() {
     if (table.equalsIgnoreCase(inboxTable)) {
       throw new IllegalArgumentException("table and inboxTable must differ, both are " + table);
@@ -290,12 +329,7 @@ public final class LocalMessagesBuilder {
             maxExecutionTime,
             loopStuckAfter,
             wakeUps);
-    return new Engine(settings);
-  }
-
-  /** Validates an inbox table name (for {@code Inbox}); not part of the builder API. */
-  public static String checkTableNameForInbox(String name) {
-    return checkTableName("inboxTable", name);
+    return Engines.create(settings);
   }
 
   /** Validates a table name the way {@link #table(String)} does; returns it. */

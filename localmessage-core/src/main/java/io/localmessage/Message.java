@@ -3,12 +3,15 @@ package io.localmessage;
 import java.time.Instant;
 import java.util.Map;
 
-/** A claimed ticket as a handler sees it. Immutable. */
+/** A claimed message as a handler sees it. Immutable. */
 public interface Message {
+  /** The message's id, unique in its table. */
   long id();
 
+  /** Action or event. */
   MessageKind kind();
 
+  /** The biz type that selected this handler. */
   String bizType();
 
   /** The stable identity of the side effect: pass it on as the idempotency key. */
@@ -23,14 +26,15 @@ public interface Message {
   /** The payload bytes (a copy); empty when none was saved. */
   byte[] payload();
 
-  /** Small string headers saved with the ticket (content type, trace id ...). */
+  /** Small string headers saved with the message (content type, trace id ...). */
   Map<String, String> headers();
 
-  /** 1 for the first delivery, counted when the ticket was claimed. */
+  /** 1 for the first delivery, counted when the message was claimed. */
   int attempt();
 
+  /** The attempt cap that applies: after this attempt a retryable failure makes it DEAD. */
   int maxAttempts();
 
-  /** When the ticket was saved, by the database clock. */
+  /** When the message was saved, by the database clock. */
   Instant createdAt();
 }

@@ -9,7 +9,7 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * A ticket to save. Build one with {@link #action} or {@link #event}. Field limits follow the
+ * A message to save. Build one with {@link #action} or {@link #event}. Field limits follow the
  * schema; a value that does not fit is rejected at {@link Builder#build()} with a message that
  * names the field, so nothing half-valid ever reaches the database. Every text (keys, destination,
  * header names and values) must be storable text: U+0000 and unpaired surrogate characters are
@@ -17,9 +17,16 @@ import java.util.regex.Pattern;
  * LocalMessagesBuilder#maxPayloadBytes(int)}), checked at save.
  */
 public final class NewMessage {
+  /** The longest biz type, in characters. */
   public static final int MAX_BIZ_TYPE_LENGTH = 64;
+
+  /** The longest idempotency key, in characters. */
   public static final int MAX_IDEM_KEY_LENGTH = 128;
+
+  /** The longest aggregate id, in characters. */
   public static final int MAX_AGGREGATE_ID_LENGTH = 128;
+
+  /** The longest destination, in characters. */
   public static final int MAX_DESTINATION_LENGTH = 128;
 
   /** The headers are stored as a small JSON object; this bounds its encoded length. */
@@ -49,32 +56,37 @@ public final class NewMessage {
     this.delay = b.delay;
   }
 
-  /** A ticket that calls something (a payment channel, another service). */
+  /** A message that calls something (a payment channel, another service). */
   public static Builder action(String bizType, String idemKey) {
     return new Builder(MessageKind.ACTION, bizType, idemKey);
   }
 
-  /** A ticket that publishes a fact (relayed to Kafka). */
+  /** A message that publishes a fact (relayed to Kafka). */
   public static Builder event(String bizType, String idemKey) {
     return new Builder(MessageKind.EVENT, bizType, idemKey);
   }
 
+  /** Action or event. */
   public MessageKind kind() {
     return kind;
   }
 
+  /** The biz type: selects the handler. */
   public String bizType() {
     return bizType;
   }
 
+  /** The idempotency key: unique within the biz type, the identity of the side effect. */
   public String idemKey() {
     return idemKey;
   }
 
+  /** The ordering key (and Kafka record key), or {@code null}. */
   public String aggregateId() {
     return aggregateId;
   }
 
+  /** The topic, URL or handler-specific target, or {@code null}. */
   public String destination() {
     return destination;
   }
@@ -84,11 +96,12 @@ public final class NewMessage {
     return payload;
   }
 
+  /** The headers, in insertion order; unmodifiable. */
   public Map<String, String> headers() {
     return headers;
   }
 
-  /** An explicit attempt cap for this ticket, or {@code null} for the type's (or engine's). */
+  /** An explicit attempt cap for this message, or {@code null} for the type's (or engine's). */
   public Integer maxAttempts() {
     return maxAttempts;
   }
@@ -129,7 +142,7 @@ public final class NewMessage {
    * aborts the caller's whole transaction, and neither can be stored faithfully anywhere.
    */
   private static String checkStorable(String field, String value) {
-    String why = io.localmessage.internal.Texts.unstorable(value);
+    String why = Texts.unstorable(value);
     if (why != null) {
       throw new IllegalArgumentException(field + " " + why);
     }
@@ -174,11 +187,20 @@ public final class NewMessage {
       this.idemKey = idemKey;
     }
 
+    /**
+     * The ordering key: an ordered type runs the messages of one aggregate one after another; the
+     * Kafka relay uses it as the record key. At most {@value #MAX_AGGREGATE_ID_LENGTH} characters;
+     * {@code null} (the default) for none.
+     */
     public Builder aggregateId(String aggregateId) {
       this.aggregateId = aggregateId;
       return this;
     }
 
+    /**
+     * The topic, URL or handler-specific target, at most {@value #MAX_DESTINATION_LENGTH}
+     * characters; {@code null} (the default) for none.
+     */
     public Builder destination(String destination) {
       this.destination = destination;
       return this;
@@ -209,7 +231,7 @@ public final class NewMessage {
       return this;
     }
 
-    /** Overrides the attempt cap of the type for this ticket; at least 1. */
+    /** Overrides the attempt cap of the type for this message; at least 1. */
     public Builder maxAttempts(int maxAttempts) {
       if (maxAttempts < 1) {
         throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
@@ -228,12 +250,17 @@ public final class NewMessage {
       return this;
     }
 
+    /**
+     * The message, after every check.
+     *
+     * @throws IllegalArgumentException naming the field that does not fit
+     */
     public NewMessage build() {
       checkBizType(bizType);
       checkText("idemKey", idemKey, MAX_IDEM_KEY_LENGTH);
       checkOptional("aggregateId", aggregateId, MAX_AGGREGATE_ID_LENGTH);
       checkOptional("destination", destination, MAX_DESTINATION_LENGTH);
-      int encoded = io.localmessage.internal.HeadersCodec.encode(headers).length();
+      int encoded = MessageHeaders.encode(headers).length();
       if (encoded > MAX_HEADERS_LENGTH) {
         throw new IllegalArgumentException(
             "headers encode to "

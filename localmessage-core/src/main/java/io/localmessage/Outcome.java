@@ -3,13 +3,17 @@ package io.localmessage;
 import java.time.Duration;
 import java.util.Objects;
 
-/** The result of one ticket in a {@link BatchHandler} batch. */
+/** The result of one message in a {@link BatchHandler} batch. */
 public final class Outcome {
   /** The kinds of result. */
   public enum Type {
+    /** The side effect happened. */
     SUCCESS,
+    /** A retryable failure: the backoff applies. */
     RETRY,
+    /** Not yet: due again after a given delay. */
     RETRY_AFTER,
+    /** Trying again cannot help: DEAD. */
     PERMANENT
   }
 
@@ -49,7 +53,7 @@ public final class Outcome {
     return new Outcome(Type.RETRY_AFTER, delay, reason == null ? "retry after " + delay : reason);
   }
 
-  /** Trying again cannot help: the ticket goes DEAD. */
+  /** Trying again cannot help: the message goes DEAD. */
   public static Outcome permanent(String error) {
     return new Outcome(Type.PERMANENT, null, Objects.requireNonNull(error, "error"));
   }
@@ -59,6 +63,7 @@ public final class Outcome {
     return permanent(describe(cause));
   }
 
+  /** What kind of result this is. */
   public Type type() {
     return type;
   }

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * Thrown by a handler to say "not yet": the outcome is unknown or the remote side asked us to come
- * back later (HTTP {@code Retry-After}, a payment still processing). The ticket becomes due again
+ * back later (HTTP {@code Retry-After}, a payment still processing). The message becomes due again
  * after {@link #delay()}. By default this does not use up an attempt; see {@link
  * HandlerConfig.Builder#retryAfterCountsAttempt(boolean)}.
  */
@@ -14,6 +14,10 @@ public class RetryAfter extends Exception {
 
   private final Duration delay;
 
+  /**
+   * Not yet: due again after {@code delay} (not negative); {@code reason} is recorded as the last
+   * error.
+   */
   public RetryAfter(Duration delay, String reason) {
     super(reason);
     Objects.requireNonNull(delay, "delay");

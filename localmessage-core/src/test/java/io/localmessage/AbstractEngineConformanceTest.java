@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.localmessage.admin.TicketView;
-import io.localmessage.internal.Engine;
-import io.localmessage.jdbc.Dialects;
-import io.localmessage.jdbc.TicketStore;
+import io.localmessage.admin.MessageView;
+import io.localmessage.internal.engine.Engines;
+import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.internal.store.Tables;
+import io.localmessage.spi.Dialects;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
@@ -291,7 +292,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     // 13 + 12 hours apart: had either side used its session's local time, the west replica
     // would see the east replica's 30 s lease as long expired (or the reverse)
     assertThat(b.runOnce()).as("the live lease holds across time zones").isZero();
-    TicketView t = a.admin().findByIdemKey("k2").get(0);
+    MessageView t = a.admin().findByIdemKey("k2").get(0);
     Duration left = Duration.between(Sql.instantNow(db, ds), t.nextRetryAt());
     assertThat(left).isBetween(Duration.ofSeconds(20), Duration.ofSeconds(31));
     release.countDown();
@@ -310,7 +311,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
   void invariant3_crashedWorkersTicketIsTakenOverWhenTheLeaseEnds() throws Exception {
     EngineFixture.Counting counting = new EngineFixture.Counting();
     CountDownLatch running = new CountDownLatch(1);
-    Engine a = (Engine) fx.build(fx.builder().replicaId("a"));
+    LocalMessages a = fx.build(fx.builder().replicaId("a"));
     a.register(
         "t.a",
         m -> {
@@ -324,7 +325,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     fx.save(a, action("t.a", "k"));
     a.start();
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-    a.halt(); // kill -9: no write-back, lease not released
+    Engines.halt(a); // kill -9: no write-back, lease not released
 
     assertThat(b.runOnce()).as("lease still live").isZero();
     assertThat(fx.count("lease_owner = ?", "a")).isEqualTo(1);
@@ -369,13 +370,13 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
     fx.expireLeases(); // a overran its lease
     assertThat(b.runOnce()).isEqualTo(1);
-    TicketView afterB = a.admin().get(s.id()).orElseThrow();
+    MessageView afterB = a.admin().get(s.id()).orElseThrow();
     assertThat(afterB.attempts()).isEqualTo(2);
     assertThat(afterB.lastError()).contains("b fails");
 
     release.countDown(); // a now reports success for a ticket it no longer holds
     await().atMost(Duration.ofSeconds(10)).until(() -> counting.casConflicts.get() == 1);
-    TicketView end = a.admin().get(s.id()).orElseThrow();
+    MessageView end = a.admin().get(s.id()).orElseThrow();
     assertThat(end.status())
         .as("the stale success did not delete the ticket")
         .isEqualTo(MessageStatus.PENDING);
@@ -401,7 +402,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
     // a live lease refuses the cancel
     assertThatThrownBy(() -> a.admin().cancel(s.id(), "ops", "customer withdrew"))
-        .isInstanceOf(TicketInFlightException.class);
+        .isInstanceOf(MessageInFlightException.class);
     // what the refusal advises: pause the type, so the ticket is not claimed again meanwhile
     a.admin().pause("t.a", "ops", "cancelling a ticket");
     // the worker loses its lease (ran out, taken over: the version moved on); it is now stale,
@@ -509,7 +510,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     SaveResult s = null;
     for (int round = 1; round <= 3; round++) {
       CountDownLatch running = new CountDownLatch(1);
-      Engine e = (Engine) fx.build(fx.builder().replicaId("r" + round));
+      LocalMessages e = fx.build(fx.builder().replicaId("r" + round));
       e.register(
           "t.a",
           m -> {
@@ -522,7 +523,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
       }
       e.start();
       assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-      e.halt();
+      Engines.halt(e);
       fx.expireLeases();
     }
     EngineFixture.Counting counting = new EngineFixture.Counting();
@@ -531,7 +532,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     survivor.register(
         "t.a", m -> ran.incrementAndGet(), EngineFixture.config().maxAttempts(3).build());
     assertThat(survivor.runOnce()).as("no fourth delivery").isZero();
-    TicketView t = survivor.admin().get(s.id()).orElseThrow();
+    MessageView t = survivor.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).isEqualTo(MessageStatus.DEAD);
     assertThat(t.attempts()).isEqualTo(3);
     assertThat(t.lastError()).contains("lease ended without an outcome");
@@ -543,8 +544,8 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
   void invariant6_runningEngineSweepsALastAttemptWhoseLeaseRunsOutWhileItWatches()
       throws Exception {
     CountDownLatch running = new CountDownLatch(1);
-    Engine crashing =
-        (Engine) fx.build(fx.builder().replicaId("crashing").lease(Duration.ofSeconds(3)));
+    LocalMessages crashing =
+        fx.build(fx.builder().replicaId("crashing").lease(Duration.ofSeconds(3)));
     crashing.register(
         "t.a",
         m -> {
@@ -555,7 +556,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     SaveResult s = fx.save(crashing, action("t.a", "k"));
     crashing.start();
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-    crashing.halt();
+    Engines.halt(crashing);
     // the watcher's first sweep (a full one) runs now, while the lease still has seconds to go;
     // the lease runs out later, so only its windowed sweeps can find it
     LocalMessages watcher = fx.build(fx.builder().replicaId("watcher"));
@@ -575,9 +576,9 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
   void sweepWindowLooksOnlyAtLeasesThatEndedInsideIt() throws Exception {
     LocalMessages lm = fx.build(fx.builder());
     SaveResult s = fx.save(lm, action("t.a", "k"));
-    TicketStore store;
+    MessageQueue store;
     try (Connection c = ds.getConnection()) {
-      store = new TicketStore(ds, Dialects.detect(c), fx.table, fx.table + "_inbox");
+      store = new MessageQueue(ds, Dialects.detect(c), Tables.of(fx.table, fx.table + "_inbox"));
     }
     // a last attempt whose lease ended an hour ago
     Sql.update(
@@ -591,11 +592,11 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         s.id());
     assertThat(store.expireExhausted(Set.of("t.a"), "swept", () -> 60_000L))
         .as("outside a one-minute window")
-        .isEqualTo(new TicketStore.Sweep(0, 0));
+        .isEqualTo(new MessageQueue.Sweep(0, 0));
     assertThat(fx.count("status = 0")).isEqualTo(1);
     assertThat(store.expireExhausted(Set.of("t.a"), "swept", null))
         .as("a full sweep")
-        .isEqualTo(new TicketStore.Sweep(1, 1));
+        .isEqualTo(new MessageQueue.Sweep(1, 1));
     assertThat(fx.count("status = 2")).isEqualTo(1);
   }
 
@@ -615,9 +616,10 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
                   }
                   return r;
                 });
-    TicketStore store;
+    MessageQueue store;
     try (Connection c = ds.getConnection()) {
-      store = new TicketStore(counting, Dialects.detect(c), fx.table, fx.table + "_inbox");
+      store =
+          new MessageQueue(counting, Dialects.detect(c), Tables.of(fx.table, fx.table + "_inbox"));
     }
     AtomicInteger connectionsWhenMeasured = new AtomicInteger(-1);
     store.expireExhausted(
@@ -645,7 +647,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         EngineFixture.config().maxAttempts(3).backoff(Backoff.fixed(Duration.ofHours(1))).build());
     SaveResult s = fx.save(lm, action("t.a", "k"));
     assertThat(lm.runOnce()).isEqualTo(1);
-    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.lastError()).isEqualTo("java.io.IOException: channel unreachable");
     assertThat(Duration.between(Sql.instantNow(db, ds), t.nextRetryAt()))
@@ -676,7 +678,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         EngineFixture.config().build());
     SaveResult s = fx.save(lm, action("t.a", "k"));
     assertThat(lm.runOnce()).isEqualTo(1);
-    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).isEqualTo(MessageStatus.DEAD);
     assertThat(t.attempts()).isEqualTo(1);
     assertThat(t.lastError()).hasSize(1024).contains("card=****").doesNotContain("4111");
@@ -694,7 +696,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     SaveResult s = fx.save(lm, action("t.a", "k"));
     for (int i = 0; i < 3; i++) {
       assertThat(lm.runOnce()).isEqualTo(1);
-      TicketView t = lm.admin().get(s.id()).orElseThrow();
+      MessageView t = lm.admin().get(s.id()).orElseThrow();
       assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
       assertThat(t.attempts()).isZero();
       assertThat(t.lastError()).isEqualTo("payment still processing");
@@ -722,7 +724,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         EngineFixture.config().handlerTimeout(Duration.ofMillis(200)).build());
     SaveResult s = fx.save(lm, action("t.a", "k"));
     assertThat(lm.runOnce()).isEqualTo(1);
-    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.lastError()).isEqualTo("handler timed out after PT0.2S");
     await().atMost(Duration.ofSeconds(5)).until(() -> interrupted.get() == 1);
@@ -743,7 +745,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
             .build());
     SaveResult s = fx.save(lm, action("t.a", "k"));
     assertThat(lm.runOnce()).isEqualTo(1);
-    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).isEqualTo(MessageStatus.DEAD);
     assertThat(t.lastError()).startsWith("max age PT30M passed: java.lang.IllegalStateException");
   }
@@ -846,7 +848,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     assertThat(overlaps.get()).isZero();
     assertThat(fx.count("status = 2")).isEqualTo(1);
 
-    TicketView head = lm.admin().findByAggregate("agg-dead", 1).get(0);
+    MessageView head = lm.admin().findByAggregate("agg-dead", 1).get(0);
     assertThat(lm.admin().cancel(head.id(), "ops", "refunded by hand")).isTrue();
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.count("status = 0") == 0);
     assertThat(seen.get("agg-dead")).containsExactlyElementsOf(expected.subList(1, 15));
@@ -994,11 +996,11 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         EngineFixture.config().build());
     fx.saveMany(lm, "t.a", 5, null);
     assertThat(lm.runOnce()).isEqualTo(5);
-    List<TicketView> page1 = lm.admin().listDead("t.a", 0, 3);
+    List<MessageView> page1 = lm.admin().listDead("t.a", 0, 3);
     assertThat(page1)
         .hasSize(3)
         .allMatch(t -> t.lastError().equals("io.localmessage.PermanentFailure: rejected"));
-    List<TicketView> page2 = lm.admin().listDead("t.a", page1.get(2).id(), 3);
+    List<MessageView> page2 = lm.admin().listDead("t.a", page1.get(2).id(), 3);
     assertThat(page2).hasSize(2);
     assertThat(lm.admin().stats())
         .singleElement()
@@ -1033,9 +1035,9 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         lm, NewMessage.action("t.a", "pay-1").aggregateId("order-9").header("trace", "t1").build());
     fx.save(lm, NewMessage.event("t.b", "paid-1").aggregateId("order-9").build());
     assertThat(lm.admin().findByAggregate("order-9", 10))
-        .extracting(TicketView::bizType)
+        .extracting(MessageView::bizType)
         .containsExactly("t.a", "t.b");
-    TicketView t = lm.admin().findByIdemKey("pay-1").get(0);
+    MessageView t = lm.admin().findByIdemKey("pay-1").get(0);
     assertThat(t.headers()).containsEntry("trace", "t1");
     assertThat(t.kind()).isEqualTo(MessageKind.ACTION);
     assertThat(lm.admin().findByIdemKey("paid-1").get(0).kind()).isEqualTo(MessageKind.EVENT);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.inbox.Inbox;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
@@ -137,14 +137,14 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     SaveResult kSpace = fx.save(lm, action("t.a", "k "));
     assertThat(kSpace.duplicate()).as("'k ' is not a duplicate of 'k'").isFalse();
     assertThat(kSpace.id()).isNotEqualTo(k.id());
-    assertThat(lm.admin().findByIdemKey("k")).extracting(TicketView::id).containsExactly(k.id());
+    assertThat(lm.admin().findByIdemKey("k")).extracting(MessageView::id).containsExactly(k.id());
     assertThat(lm.admin().findByIdemKey("k "))
-        .extracting(TicketView::idemKey)
+        .extracting(MessageView::idemKey)
         .containsExactly("k ");
     SaveResult agg = fx.save(lm, NewMessage.action("t.a", "a1").aggregateId("order-1 ").build());
     assertThat(lm.admin().findByAggregate("order-1", 10)).isEmpty();
     assertThat(lm.admin().findByAggregate("order-1 ", 10))
-        .extracting(TicketView::id)
+        .extracting(MessageView::id)
         .containsExactly(agg.id());
 
     Inbox inbox = Inbox.create(ds, fx.table + "_inbox", null);
@@ -162,17 +162,17 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     String t = fx.table;
     io.localmessage.spi.Dialect dialect;
     try (Connection c = ds.getConnection()) {
-      dialect = io.localmessage.jdbc.Dialects.detect(c);
+      dialect = io.localmessage.spi.Dialects.detect(c);
     }
     String v1 =
-        io.localmessage.jdbc.SchemaScripts.read(dialect.schemaResource())
+        io.localmessage.Schema.read(dialect.schemaResource())
             .replaceAll("(ix|uk)_local_message", "$1_" + t)
             .replaceAll("ix_local_inbox", "ix_" + t + "_inbox")
             .replace("local_message", t)
             .replace("local_inbox", t + "_inbox");
     try (Connection c = ds.getConnection();
         Statement st = c.createStatement()) {
-      for (String sql : io.localmessage.jdbc.SchemaScripts.split(v1)) {
+      for (String sql : io.localmessage.Schema.statements(v1)) {
         st.execute(sql);
       }
     }
@@ -205,12 +205,12 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     String agg = "\uD83D\uDCB0".repeat(NewMessage.MAX_AGGREGATE_ID_LENGTH / 2);
     String type = "t." + "x".repeat(NewMessage.MAX_BIZ_TYPE_LENGTH - 2);
     SaveResult s = fx.save(lm, NewMessage.action(type, key).aggregateId(agg).build());
-    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.idemKey()).isEqualTo(key);
     assertThat(t.aggregateId()).isEqualTo(agg);
     assertThat(t.bizType()).isEqualTo(type);
     assertThat(fx.save(lm, NewMessage.action(type, key).build()).id()).isEqualTo(s.id());
-    assertThat(lm.admin().findByAggregate(agg, 5)).extracting(TicketView::id).contains(s.id());
+    assertThat(lm.admin().findByAggregate(agg, 5)).extracting(MessageView::id).contains(s.id());
     String inboxId = "\uD83D\uDE00".repeat(Inbox.MAX_MESSAGE_ID_LENGTH / 2) + "x";
     Inbox inbox = Inbox.create(ds, fx.table + "_inbox", null);
     assertThat(
@@ -260,9 +260,9 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     lm.start();
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
     assertThatThrownBy(() -> lm.admin().cancel(s.id(), "ops", "customer withdrew"))
-        .isInstanceOf(TicketInFlightException.class)
+        .isInstanceOf(MessageInFlightException.class)
         .isInstanceOf(LocalMessageException.class)
-        .hasMessageContaining("ticket " + s.id())
+        .hasMessageContaining("message " + s.id())
         .hasMessageContaining("replica-7")
         .hasMessageContaining("pause the type or wait for the outcome");
     assertThat(lm.admin().get(s.id()).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
@@ -415,7 +415,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     assertThat(lm.admin().requeueDead(List.of(s.id()), "ops", "channel fixed")).isEqualTo(1);
     Sql.update(ds, "UPDATE " + fx.table + " SET max_attempts = 5");
     assertThat(lm.runOnce()).isEqualTo(1);
-    TicketView t = lm.admin().get(s.id()).orElseThrow();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).as(t.lastError()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.lastError()).doesNotContain("max age");
   }

@@ -2,7 +2,7 @@ package io.localmessage.bench;
 
 import io.localmessage.kafka.KafkaInboxConsumer;
 import io.localmessage.kafka.RelayHeaders;
-import io.localmessage.kafka.testing.TestBroker;
+import io.localmessage.test.kafka.TestBroker;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

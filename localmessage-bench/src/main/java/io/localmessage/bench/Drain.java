@@ -13,8 +13,8 @@ final class Drain {
   private Drain() {}
 
   /**
-   * One drain: {@code handled} handler calls for {@code n} tickets in {@code seconds}; {@code
-   * commitsPer1k} is the database's committed transactions per 1,000 tickets (PostgreSQL, else
+   * One drain: {@code handled} handler calls for {@code n} messages in {@code seconds}; {@code
+   * commitsPer1k} is the database's committed transactions per 1,000 messages (PostgreSQL, else
    * NaN), the monitor's own queries subtracted; {@code retries} counts statements the floor had to
    * repeat after a deadlock.
    */
@@ -28,7 +28,7 @@ final class Drain {
     }
   }
 
-  /** A generous bound for draining {@code n} tickets on a slow, shared machine. */
+  /** A generous bound for draining {@code n} messages on a slow, shared machine. */
   static Duration timeoutFor(long n) {
     return Duration.ofSeconds(60 + n / 200);
   }
@@ -66,7 +66,7 @@ final class Drain {
   }
 
   /**
-   * Starts {@code lm}, waits until it drained {@code n} tickets of the scope's ticket table, then
+   * Starts {@code lm}, waits until it drained {@code n} messages of the scope's message table, then
    * closes it and the scope's pools; returns the seconds from start to an empty table.
    */
   static double timeOne(LocalMessages lm, LongAdder handled, long n, Scope scope)

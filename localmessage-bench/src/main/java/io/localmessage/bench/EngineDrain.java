@@ -9,13 +9,13 @@ import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
-/** Drains a backlog of no-op tickets with one or more engines, each with its own pool. */
+/** Drains a backlog of no-op messages with one or more engines, each with its own pool. */
 final class EngineDrain {
   private EngineDrain() {}
 
   /** What a user would set for throughput; printed with the results. */
   record Settings(int concurrency, int writeBatchSize, int poolSize, Duration pollInterval) {
-    /** Tickets per claim statement: a claim takes up to every free slot. */
+    /** Messages per claim statement: a claim takes up to every free slot. */
     int claimSize() {
       return concurrency;
     }

@@ -24,15 +24,15 @@ import javax.sql.DataSource;
 
 /**
  * Commit-to-handler-start latency under a fixed arrival rate. Producers run business transactions
- * (one order row plus one ticket) on a schedule of {@code rate} per second, open loop, and note the
- * time right after the commit; the handler notes when it starts. Fast path on: the producer calls
- * {@code dispatchNow(id)} right after its commit (what {@code inTransaction} and the Spring starter
- * do). Off: only the poller finds the tickets.
+ * (one order row plus one message) on a schedule of {@code rate} per second, open loop, and note
+ * the time right after the commit; the handler notes when it starts. Fast path on: the producer
+ * calls {@code dispatchNow(id)} right after its commit (what {@code inTransaction} and the Spring
+ * starter do). Off: only the poller finds the messages.
  *
  * <p>Split deployment: the producer's engine registers no handler and never starts (an API service
  * that saves what a worker service delivers); two worker replicas run the handler. The producer
  * calls {@code dispatchNow} after each commit, which with wake-ups on becomes one coalesced
- * PostgreSQL {@code NOTIFY}; with them off the workers find the tickets by polling.
+ * PostgreSQL {@code NOTIFY}; with them off the workers find the messages by polling.
  */
 final class Latency {
   static final String TYPE = "bench.latency";
@@ -40,7 +40,7 @@ final class Latency {
 
   private Latency() {}
 
-  /** Percentiles in milliseconds, the achieved rate, and how many tickets were measured. */
+  /** Percentiles in milliseconds, the achieved rate, and how many messages were measured. */
   record Result(double p50, double p95, double p99, double max, double achievedRate, int tickets) {}
 
   static Result run(

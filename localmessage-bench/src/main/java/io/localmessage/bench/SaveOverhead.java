@@ -1,10 +1,11 @@
 package io.localmessage.bench;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.MessageKind;
 import io.localmessage.NewMessage;
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.spi.Dialect;
-import io.localmessage.spi.TicketRow;
+import io.localmessage.spi.Dialects;
+import io.localmessage.spi.MessageRow;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -20,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
- * Business transactions per second, each inserting one order row, with or without saving a ticket
+ * Business transactions per second, each inserting one order row, with or without saving a message
  * in the same transaction; {@code clients} threads, each with its own pooled connection, for a
  * fixed time. The engine is built but not started: this measures the save, not the drain.
  */
@@ -33,19 +34,19 @@ final class SaveOverhead {
   enum Mode {
     /** Nothing: the order row alone. */
     WITHOUT,
-    /** {@code lm.save} of one ticket. */
+    /** {@code lm.save} of one message. */
     SAVE,
     /**
-     * The dialect's insert-if-absent of the same ticket row on plain JDBC, without the engine: the
+     * The dialect's insert-if-absent of the same message row on plain JDBC, without the engine: the
      * floor of a save.
      */
     RAW_INSERT,
     /**
-     * One empty statement ({@code SELECT 1}) instead of the ticket: what the third round trip of
+     * One empty statement ({@code SELECT 1}) instead of the message: what the third round trip of
      * the transaction costs by itself, whatever it carries.
      */
     ROUND_TRIP,
-    /** A second order row instead of the ticket: what any second insert costs. */
+    /** A second order row instead of the message: what any second insert costs. */
     SECOND_ROW
   }
 
@@ -95,8 +96,16 @@ final class SaveOverhead {
                         dialect.insertIfAbsent(
                             c,
                             Tickets.TABLE,
-                            new TicketRow(
-                                1, TYPE, "order-" + k, customer, null, payload, null, 10, 0));
+                            new MessageRow(
+                                MessageKind.ACTION,
+                                TYPE,
+                                "order-" + k,
+                                customer,
+                                null,
+                                payload,
+                                null,
+                                10,
+                                0));
                       }
                       c.commit();
                       done++;

@@ -1,7 +1,6 @@
 package io.localmessage.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.localmessage.jdbc.DriverDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -20,6 +19,7 @@ final class Scope implements AutoCloseable {
   final String name;
   final String url;
   private final List<HikariDataSource> pools = new ArrayList<>();
+  private HikariDataSource setup;
 
   Scope(BenchDatabase db, String name, String url) {
     this.db = db;
@@ -43,9 +43,12 @@ final class Scope implements AutoCloseable {
     return DriverManager.getConnection(url, db.user(), db.password());
   }
 
-  /** An unpooled data source on this scope, for setup work. */
-  DataSource setupDataSource() {
-    return new DriverDataSource(url, db.user(), db.password());
+  /** A small pool on this scope, for setup work; the same one every time. */
+  synchronized DataSource setupDataSource() {
+    if (setup == null) {
+      setup = pool("setup", 4);
+    }
+    return setup;
   }
 
   void exec(String... statements) {

@@ -1,9 +1,9 @@
 package io.localmessage.bench;
 
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.spi.ClaimRequest;
 import io.localmessage.spi.ClaimedRow;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,18 +1,16 @@
 package io.localmessage.bench;
 
-import io.localmessage.jdbc.Dialects;
-import io.localmessage.jdbc.TicketStore;
+import io.localmessage.Schema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import javax.sql.DataSource;
 
-/** The engine's tables in a scope, and a backlog of due tickets bulk-loaded into them. */
+/** The engine's tables in a scope, and a backlog of due messages bulk-loaded into them. */
 final class Tickets {
   static final String TABLE = "local_message";
   static final String TYPE = "bench.noop";
 
-  /** Payload size of every seeded ticket: a small JSON document's worth. */
+  /** Payload size of every seeded message: a small JSON document's worth. */
   static final int PAYLOAD_BYTES = 64;
 
   private static final int CHUNK = 100_000;
@@ -21,21 +19,16 @@ final class Tickets {
 
   /** Creates the engine's tables in {@code scope}. */
   static void createSchema(Scope scope) {
-    DataSource ds = scope.setupDataSource();
-    try (Connection c = ds.getConnection()) {
-      new TicketStore(ds, Dialects.detect(c), TABLE, "local_inbox").createSchema();
-    } catch (SQLException e) {
-      throw new IllegalStateException("creating the schema failed: " + e.getMessage(), e);
-    }
+    Schema.create(scope.setupDataSource(), TABLE, "local_inbox");
   }
 
-  /** Creates the tables, loads {@code n} due tickets of {@link #TYPE} and analyzes the table. */
+  /** Creates the tables, loads {@code n} due messages of {@link #TYPE} and analyzes the table. */
   static void seed(Scope scope, int n) {
     createSchema(scope);
     seedRows(scope, n, 0);
   }
 
-  /** Loads {@code n} due tickets with keys after {@code offset}; the tables must exist. */
+  /** Loads {@code n} due messages with keys after {@code offset}; the tables must exist. */
   static void seedRows(Scope scope, int n, int offset) {
     String sql =
         scope.isPostgres()

@@ -3,7 +3,11 @@ package io.localmessage.bench;
 import java.util.List;
 import java.util.Locale;
 
-/** Runs one repetition of every selected workload on one database, and declares their rows. */
+/**
+ * Runs one repetition of every selected workload on one database, and declares their rows. (Longer
+ * than most files: one short method per workload, kept side by side so the workloads of a report
+ * are read in one place.)
+ */
 final class Workloads {
   private final Options o;
   private final Recorder rec;

@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.TicketInFlightException;
+import io.localmessage.MessageInFlightException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,14 +15,14 @@ import picocli.CommandLine.ParentCommand;
 @Command(
     name = "cancel",
     description = {
-      "Cancel PENDING or DEAD tickets: no more tries, nothing undone.",
-      "A ticket being delivered right now is refused (exit code 4): pause its type or wait for"
+      "Cancel PENDING or DEAD messages: no more tries, nothing undone.",
+      "A message being delivered right now is refused (exit code 4): pause its type or wait for"
           + " the outcome, then cancel."
     })
 final class CancelCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
-  @Parameters(arity = "1..*", description = "Ticket ids.")
+  @Parameters(arity = "1..*", description = "Message ids.")
   List<Long> ids;
 
   @Option(names = "--reason", required = true, description = "Why (recorded in the audit trail).")
@@ -38,7 +38,7 @@ final class CancelCommand implements Callable<Integer> {
       for (Long id : ids) {
         try {
           (lm.admin().cancel(id, root.operator, reason) ? canceled : skipped).add(id);
-        } catch (TicketInFlightException e) {
+        } catch (MessageInFlightException e) {
           Map<String, Object> r = new LinkedHashMap<>();
           r.put("id", id);
           r.put("reason", e.getMessage());

@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -12,7 +12,7 @@ import picocli.CommandLine.ParentCommand;
 final class DeadCommand {
   @ParentCommand RootCommand root;
 
-  @Command(name = "list", description = "List DEAD tickets, oldest first, page by --after.")
+  @Command(name = "list", description = "List DEAD messages, oldest first, page by --after.")
   static final class ListCommand implements Callable<Integer> {
     @ParentCommand DeadCommand dead;
 
@@ -34,8 +34,8 @@ final class DeadCommand {
     @Override
     public Integer call() {
       try (LocalMessages lm = dead.root.open()) {
-        List<TicketView> rows = lm.admin().listDead(type, after, limit);
-        dead.root.output().tickets(rows);
+        List<MessageView> rows = lm.admin().listDead(type, after, limit);
+        dead.root.output().messages(rows);
         return rows.isEmpty() ? ExitCodes.NOTHING_MATCHED : ExitCodes.OK;
       }
     }

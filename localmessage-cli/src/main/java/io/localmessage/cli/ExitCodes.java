@@ -6,7 +6,7 @@ public final class ExitCodes {
   public static final int OK = 0;
 
   /**
-   * Nothing matched: unknown id, no dead letter of that type, a ticket not in a state to act on.
+   * Nothing matched: unknown id, no dead letter of that type, a message not in a state to act on.
    */
   public static final int NOTHING_MATCHED = 1;
 
@@ -17,7 +17,7 @@ public final class ExitCodes {
   public static final int DATABASE = 3;
 
   /**
-   * Refused because a ticket is being delivered right now (a replica holds its lease): pause the
+   * Refused because a message is being delivered right now (a replica holds its lease): pause the
    * type or wait for the outcome, then run the command again.
    */
   public static final int IN_FLIGHT = 4;

@@ -1,7 +1,7 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "find", description = "Tickets by business key: aggregate id or idempotency key.")
+@Command(name = "find", description = "Messages by business key: aggregate id or idempotency key.")
 final class FindCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
@@ -36,11 +36,11 @@ final class FindCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (LocalMessages lm = root.open()) {
-      List<TicketView> rows =
+      List<MessageView> rows =
           key.aggregate != null
               ? lm.admin().findByAggregate(key.aggregate, limit)
               : lm.admin().findByIdemKey(key.idemKey);
-      root.output().tickets(rows);
+      root.output().messages(rows);
       return rows.isEmpty() ? ExitCodes.NOTHING_MATCHED : ExitCodes.OK;
     }
   }

@@ -1,9 +1,9 @@
 package io.localmessage.cli;
 
+import io.localmessage.Printable;
 import io.localmessage.admin.AuditEntry;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
-import io.localmessage.internal.Printable;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,9 +98,9 @@ final class Output {
     table(rows);
   }
 
-  void tickets(List<TicketView> tickets) {
+  void messages(List<MessageView> messages) {
     if (json) {
-      json(tickets);
+      json(messages);
       return;
     }
     List<String[]> rows = new ArrayList<>();
@@ -115,7 +115,7 @@ final class Output {
           "UPDATED_AT",
           "LAST_ERROR"
         });
-    for (TicketView t : tickets) {
+    for (MessageView t : messages) {
       rows.add(
           new String[] {
             Long.toString(t.id()),
@@ -131,11 +131,24 @@ final class Output {
     table(rows);
   }
 
-  void ticket(TicketView t, List<AuditEntry> audit) {
+  void message(MessageView t, List<AuditEntry> audit) {
     if (json) {
       Map<String, Object> m = new LinkedHashMap<>();
+      // the keys scripts read, kept from the first version ("message", "ticketId")
       m.put("ticket", t);
-      m.put("audit", audit);
+      List<Map<String, Object>> entries = new ArrayList<>();
+      for (AuditEntry a : audit) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("id", a.id());
+        e.put("ticketId", a.messageId());
+        e.put("bizType", a.bizType());
+        e.put("action", a.action());
+        e.put("operator", a.operator());
+        e.put("reason", a.reason());
+        e.put("at", a.at());
+        entries.add(e);
+      }
+      m.put("audit", entries);
       json(m);
       return;
     }

@@ -14,7 +14,7 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(
     name = "purge",
-    description = "Delete old terminal tickets (or inbox rows) in bounded batches.")
+    description = "Delete old terminal messages (or inbox rows) in bounded batches.")
 final class PurgeCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
@@ -48,7 +48,7 @@ final class PurgeCommand implements Callable<Integer> {
                 ? EnumSet.of(MessageStatus.SUCCEEDED, MessageStatus.CANCELED)
                 : statuses;
         if (which.contains(MessageStatus.PENDING)) {
-          throw new IllegalArgumentException("PENDING tickets are never purged");
+          throw new IllegalArgumentException("PENDING messages are never purged");
         }
         for (MessageStatus s : which) {
           deleted.put(s.name(), lm.admin().purge(s, olderThan));

@@ -11,14 +11,14 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(
     name = "requeue",
-    description = "Put DEAD tickets back to PENDING (attempts reset), audited.")
+    description = "Put DEAD messages back to PENDING (attempts reset), audited.")
 final class RequeueCommand implements Callable<Integer> {
   @ParentCommand RootCommand root;
 
-  @Parameters(arity = "0..*", description = "Ticket ids.")
+  @Parameters(arity = "0..*", description = "Message ids.")
   List<Long> ids;
 
-  @Option(names = "--type", description = "Requeue every DEAD ticket of this biz type instead.")
+  @Option(names = "--type", description = "Requeue every DEAD message of this biz type instead.")
   String type;
 
   @Option(names = "--reason", required = true, description = "Why (recorded in the audit trail).")
@@ -28,7 +28,7 @@ final class RequeueCommand implements Callable<Integer> {
   public Integer call() {
     boolean byIds = ids != null && !ids.isEmpty();
     if (byIds == (type != null)) {
-      throw new IllegalArgumentException("give either ticket ids or --type, not both or neither");
+      throw new IllegalArgumentException("give either message ids or --type, not both or neither");
     }
     try (LocalMessages lm = root.open()) {
       int moved =

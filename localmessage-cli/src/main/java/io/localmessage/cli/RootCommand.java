@@ -3,7 +3,6 @@ package io.localmessage.cli;
 import io.localmessage.LocalMessages;
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.StoreException;
-import io.localmessage.jdbc.DriverDataSource;
 import java.io.PrintWriter;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
@@ -17,7 +16,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     version = "localmessage-cli 0.1.0",
     description =
-        "Operate a localmessage ticket table: backlog, dead letters, requeue, cancel, pause.",
+        "Operate a localmessage message table: backlog, dead letters, requeue, cancel, pause.",
     footer = {
       "",
       "The password is read from LOCALMESSAGE_PASSWORD, or asked for with --password (no value).",
@@ -60,7 +59,7 @@ final class RootCommand {
   @Option(
       names = "--table",
       defaultValue = LocalMessagesBuilder.DEFAULT_TABLE,
-      description = "Ticket table (default: ${DEFAULT-VALUE}).")
+      description = "Message table (default: ${DEFAULT-VALUE}).")
   String table;
 
   @Option(

@@ -1,8 +1,7 @@
 package io.localmessage.cli;
 
-import io.localmessage.LocalMessagesBuilder;
-import io.localmessage.jdbc.Dialects;
-import io.localmessage.jdbc.TicketStore;
+import io.localmessage.Schema;
+import io.localmessage.spi.Dialects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -17,9 +16,7 @@ final class SchemaCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    LocalMessagesBuilder.checkTableName("--table", root.table);
-    LocalMessagesBuilder.checkTableName("--inbox-table", root.inboxTable);
-    root.out().print(TicketStore.schemaDdl(Dialects.byName(dialect), root.table, root.inboxTable));
+    root.out().print(Schema.ddl(Dialects.named(dialect), root.table, root.inboxTable));
     root.out().flush();
     return ExitCodes.OK;
   }

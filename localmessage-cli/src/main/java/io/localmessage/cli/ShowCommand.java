@@ -1,8 +1,8 @@
 package io.localmessage.cli;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.admin.TicketView;
-import io.localmessage.internal.Printable;
+import io.localmessage.Printable;
+import io.localmessage.admin.MessageView;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -14,13 +14,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "show", description = "One ticket with its audit trail.")
+@Command(name = "show", description = "One message with its audit trail.")
 final class ShowCommand implements Callable<Integer> {
   static final int PAYLOAD_PREVIEW_BYTES = 4096;
 
   @ParentCommand RootCommand root;
 
-  @Parameters(index = "0", description = "Ticket id.")
+  @Parameters(index = "0", description = "Message id.")
   long id;
 
   @Option(
@@ -31,12 +31,12 @@ final class ShowCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (LocalMessages lm = root.open()) {
-      Optional<TicketView> t = lm.admin().get(id);
+      Optional<MessageView> t = lm.admin().get(id);
       if (t.isEmpty()) {
-        root.spec.commandLine().getErr().println("no ticket with id " + id);
+        root.spec.commandLine().getErr().println("no message with id " + id);
         return ExitCodes.NOTHING_MATCHED;
       }
-      root.output().ticket(t.get(), lm.admin().audit(id));
+      root.output().message(t.get(), lm.admin().audit(id));
       if (payload) {
         byte[] p = lm.admin().payload(id).orElse(new byte[0]);
         root.out().println("payload:");

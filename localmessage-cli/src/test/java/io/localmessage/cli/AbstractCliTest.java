@@ -170,7 +170,7 @@ abstract class AbstractCliTest {
       assertThat(r.err()).isEmpty();
       assertThat(r.out())
           .contains("canceled [" + dead.get(1) + "]")
-          .contains("refused: ticket " + busy)
+          .contains("refused: message " + busy)
           .contains("worker-3")
           .contains("pause the type or wait for the outcome");
       assertThat(lm.admin().get(busy).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
@@ -213,7 +213,7 @@ abstract class AbstractCliTest {
     assertThat(missingReason.err()).contains("Missing required option: '--reason=<reason>'");
     Result both = cli("requeue", "1", "--type", "pay.init", "--reason", "r");
     assertThat(both.code()).isEqualTo(ExitCodes.USAGE);
-    assertThat(both.err()).contains("either ticket ids or --type");
+    assertThat(both.err()).contains("either message ids or --type");
     Result badDuration = cli("purge", "--older-than", "soon");
     assertThat(badDuration.code()).isEqualTo(ExitCodes.USAGE);
     assertThat(badDuration.err()).contains("'soon' is not a duration");

@@ -331,7 +331,7 @@ class ConsoleSecurityTest {
     assertThat(cancel.statusCode()).isEqualTo(409);
     assertThat(cancel.body())
         .contains("In flight")
-        .contains("ticket " + busy)
+        .contains("message " + busy)
         .contains("replica-9")
         .contains("pause the type or wait for the outcome");
     assertThat(lm.admin().get(busy).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);

@@ -2,9 +2,11 @@ package io.localmessage.inbox;
 
 import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.StoreException;
+import io.localmessage.Texts;
 import io.localmessage.TransactionRequiredException;
-import io.localmessage.jdbc.Dialects;
+import io.localmessage.internal.store.Retention;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -21,7 +23,10 @@ import javax.sql.DataSource;
  * #purge(Duration)} are deleted, after which a very late duplicate would be applied again.
  */
 public final class Inbox {
+  /** The longest consumer name, in characters. */
   public static final int MAX_CONSUMER_LENGTH = 64;
+
+  /** The longest message id, in characters. */
   public static final int MAX_MESSAGE_ID_LENGTH = 255;
 
   private final DataSource dataSource;
@@ -42,21 +47,14 @@ public final class Inbox {
   /** An inbox on {@code table}; {@code dialect} null means detect. */
   public static Inbox create(DataSource dataSource, String table, Dialect dialect) {
     Objects.requireNonNull(dataSource, "dataSource");
-    LocalMessagesBuilder.checkTableNameForInbox(table);
-    Dialect d = dialect;
-    if (d == null) {
-      try (Connection c = dataSource.getConnection()) {
-        d = Dialects.detect(c);
-      } catch (SQLException e) {
-        throw new StoreException("cannot connect to detect the database dialect", e);
-      }
-    }
-    return new Inbox(dataSource, d, table);
+    LocalMessagesBuilder.checkTableName("inboxTable", table);
+    return new Inbox(dataSource, dialect != null ? dialect : Dialects.detect(dataSource), table);
   }
 
   /** The work to apply once. */
   @FunctionalInterface
   public interface Work {
+    /** Applies the effect through {@code connection}, in the inbox row's transaction. */
     void apply(Connection connection) throws Exception;
   }
 
@@ -126,10 +124,7 @@ public final class Inbox {
   /** Deletes rows older than {@code olderThan} in batches of 1,000: the end of their window. */
   public int purge(Duration olderThan) {
     Objects.requireNonNull(olderThan, "olderThan");
-    io.localmessage.jdbc.TicketStore store =
-        new io.localmessage.jdbc.TicketStore(
-            dataSource, dialect, LocalMessagesBuilder.DEFAULT_TABLE, table);
-    return store.purgeInbox(olderThan, 1000);
+    return Retention.purgeInbox(dataSource, dialect, table, olderThan, 1000);
   }
 
   private static void check(String field, String value, int max) {
@@ -140,7 +135,7 @@ public final class Inbox {
       throw new IllegalArgumentException(
           field + " is " + value.length() + " characters, longer than the limit " + max);
     }
-    String why = io.localmessage.internal.Texts.unstorable(value);
+    String why = Texts.unstorable(value);
     if (why != null) {
       throw new IllegalArgumentException(field + " " + why);
     }

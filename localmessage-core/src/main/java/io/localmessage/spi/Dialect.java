@@ -1,21 +1,31 @@
 package io.localmessage.spi;
 
+import io.localmessage.MessageStatus;
+import io.localmessage.internal.dialect.Codes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * What differs between databases: time expressions on the database clock, insert-if-absent, the
- * claim statement(s) and batched, version-checked write-backs. One subclass per database; the store
- * builds every other statement from {@link #now()} and {@link #plusMillis(String)}.
+ * claim statement(s) and batched, version-checked write-backs. One subclass per database; the
+ * library builds every other statement from {@link #now()} and {@link #plusMillis(String)}.
+ * PostgreSQL, MySQL/MariaDB and H2 are built in ({@link Dialects}); implement one only for another
+ * database, and pass it to {@code LocalMessagesBuilder.dialect}.
  *
- * <p>All time arithmetic happens in SQL on the database clock (DESIGN invariant 2); a dialect never
- * binds a timestamp taken from the JVM.
+ * <p>All time arithmetic happens in SQL on the database clock, so replicas with skewed clocks or
+ * different session time zones agree on every due time and lease; a dialect never binds a timestamp
+ * taken from the JVM. Statuses cross this interface as {@link MessageStatus}; the values stored in
+ * the {@code status} column are 0 PENDING, 1 SUCCEEDED, 2 DEAD, 3 CANCELED.
  */
 public abstract class Dialect {
+
+  /** For subclasses. */
+  protected Dialect() {}
 
   /** Short lower-case name, also the folder of the schema resource: {@code postgresql}. */
   public abstract String name();
@@ -35,34 +45,39 @@ public abstract class Dialect {
   public abstract Instant readInstant(ResultSet rs, int column) throws SQLException;
 
   /**
-   * Inserts a ticket unless {@code (biz_type, idem_key)} exists, in the caller's transaction,
-   * without poisoning it on a duplicate. Returns the new id, or {@code -1} for a duplicate.
+   * Inserts a message unless {@code (biz_type, idem_key)} exists, in the caller's transaction,
+   * without poisoning it on a duplicate. Returns the new id, or empty for a duplicate.
    */
-  public abstract long insertIfAbsent(Connection c, String table, TicketRow row)
+  public abstract OptionalLong insertIfAbsent(Connection c, String table, MessageRow row)
       throws SQLException;
 
   /**
-   * The id of the ticket with key {@code (bizType, idemKey)}, or {@code -1}: asked in the caller's
+   * The id of the message with key {@code (bizType, idemKey)}, if any: asked in the caller's
    * transaction right after {@link #insertIfAbsent} reported a duplicate, so it must see the latest
    * committed row even when the transaction's snapshot is older (the default reads plainly, which
    * does at READ COMMITTED).
    */
-  public long existingId(Connection c, String table, String bizType, String idemKey)
+  public OptionalLong existingId(Connection c, String table, String bizType, String idemKey)
       throws SQLException {
     return firstId(
         c, "SELECT id FROM " + table + " WHERE biz_type = ? AND idem_key = ?", bizType, idemKey);
   }
 
-  /** Runs {@code sql} (binding the biz type and key) and returns the first id, or -1. */
-  protected static long firstId(Connection c, String sql, String bizType, String idemKey)
+  /** Runs {@code sql} (binding the biz type and key) and returns the first id, if any. */
+  protected static OptionalLong firstId(Connection c, String sql, String bizType, String idemKey)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, bizType);
       ps.setString(2, idemKey);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : -1L;
+        return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
       }
     }
+  }
+
+  /** The value stored in the {@code status} column for {@code status}. */
+  protected static int statusCode(MessageStatus status) {
+    return Codes.of(status);
   }
 
   /**
@@ -73,7 +88,7 @@ public abstract class Dialect {
       Connection c, String inboxTable, String consumer, String messageId) throws SQLException;
 
   /**
-   * Claims due tickets: bumps {@code attempts} and {@code version}, sets the lease end and owner.
+   * Claims due messages: bumps {@code attempts} and {@code version}, sets the lease end and owner.
    * {@code c} arrives in autocommit mode; a dialect that needs several statements opens and commits
    * its own short transaction and restores autocommit.
    */
@@ -81,7 +96,7 @@ public abstract class Dialect {
       throws SQLException;
 
   /**
-   * Deletes the tickets whose {@code (id, version)} still match and that are still PENDING (the
+   * Deletes the messages whose {@code (id, version)} still match and that are still PENDING (the
    * success write-back). Returns how many rows matched. {@code c} is in autocommit mode.
    */
   public abstract int deleteIfCurrent(Connection c, String table, long[] ids, long[] versions)
@@ -111,10 +126,10 @@ public abstract class Dialect {
     sorted.sort(java.util.Comparator.comparingLong(Transition::id));
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       for (Transition t : sorted) {
-        ps.setInt(1, t.status());
+        ps.setInt(1, statusCode(t.status()));
         ps.setInt(2, t.attemptsDelta());
         ps.setInt(3, t.keepLease() ? 1 : 0);
-        ps.setLong(4, t.status() == 0 ? t.delayMillis() : 0L);
+        ps.setLong(4, t.status() == MessageStatus.PENDING ? t.delayMillis() : 0L);
         ps.setString(5, t.lastError());
         ps.setInt(6, t.keepLease() ? 1 : 0);
         ps.setLong(7, t.id());
@@ -133,9 +148,9 @@ public abstract class Dialect {
   }
 
   /**
-   * Extends the leases of claimed tickets to {@code now + leaseMillis} (database clock) where
-   * {@code (id, version)} still match and the ticket is still PENDING; the version is not bumped,
-   * so the execution's write-back stays valid. Returns the ids that matched: a ticket missing from
+   * Extends the leases of claimed messages to {@code now + leaseMillis} (database clock) where
+   * {@code (id, version)} still match and the message is still PENDING; the version is not bumped,
+   * so the execution's write-back stays valid. Returns the ids that matched: a message missing from
    * it was cancelled or taken over, and its execution must not write an outcome. {@code c} is in
    * autocommit mode. The default locks the rows in one short transaction, compares versions, then
    * updates the ones that still match.

@@ -7,7 +7,9 @@ package io.localmessage.spi;
  */
 @FunctionalInterface
 public interface ErrorRedactor {
+  /** Keeps every error as it is. */
   ErrorRedactor NONE = s -> s;
 
+  /** The error summary to store instead of {@code error}; {@code null} stores an empty one. */
   String redact(String error);
 }

@@ -63,7 +63,7 @@ public final class EngineFixture implements AutoCloseable {
   /** The SQL expression of the database clock of {@code ds}'s dialect. */
   public static String nowSql(DataSource ds) {
     try (Connection c = ds.getConnection()) {
-      return io.localmessage.jdbc.Dialects.detect(c).now();
+      return io.localmessage.spi.Dialects.detect(c).now();
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
@@ -121,9 +121,7 @@ public final class EngineFixture implements AutoCloseable {
   public void close() {
     for (LocalMessages lm : engines) {
       try {
-        if (lm instanceof io.localmessage.internal.Engine e) {
-          e.halt();
-        }
+        io.localmessage.internal.engine.Engines.halt(lm);
       } catch (RuntimeException ignored) {
         // already stopped
       }

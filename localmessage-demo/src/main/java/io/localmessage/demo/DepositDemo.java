@@ -1,15 +1,15 @@
 package io.localmessage.demo;
 
-import io.localmessage.kafka.testing.TestBroker;
+import io.localmessage.test.kafka.TestBroker;
 import io.micrometer.core.instrument.search.Search;
 import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 
 /**
- * The main job: seed 000's deposit -> payment -> Kafka -> ledger flow under injected faults, and
- * seed 003's order -> points hop, on real PostgreSQL and Kafka (embedded by default), ending with a
- * reconciliation report. Exits 1 when the books do not balance.
+ * The main job: the deposit -> payment -> Kafka -> ledger flow under injected faults, and the order
+ * -> points hop, on real PostgreSQL and Kafka (embedded by default), ending with a reconciliation
+ * report. Exits 1 when the books do not balance.
  */
 public final class DepositDemo {
   private DepositDemo() {}

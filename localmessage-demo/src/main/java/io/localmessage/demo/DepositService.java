@@ -11,8 +11,8 @@ import io.localmessage.PermanentFailure;
 import io.localmessage.http.IdempotentEndpoint;
 import io.localmessage.http.IdempotentReceiver;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.internal.Engine;
 import io.localmessage.kafka.KafkaRelay;
+import io.localmessage.test.Crash;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -35,13 +35,13 @@ import javax.sql.DataSource;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The deposit service of seed 000. A deposit and its {@code payment.initiate} ticket are saved in
- * one transaction. The payment handler calls the channel with the channel order id as idempotency
- * key; after an unknown outcome it queries first and pays again only when the channel has never
- * heard of the order. A payment confirmed by the channel moves the deposit to PAYMENT_SUCCEEDED and
- * saves the {@code deposit.paid} event in the same transaction; the relay publishes it to Kafka.
- * The ledger confirms over HTTP ({@code POST /ledger-applied}, applied once through the inbox) and
- * the deposit becomes LEDGER_APPLIED.
+ * The deposit service. A deposit and its {@code payment.initiate} message are saved in one
+ * transaction. The payment handler calls the channel with the channel order id as idempotency key;
+ * after an unknown outcome it queries first and pays again only when the channel has never heard of
+ * the order. A payment confirmed by the channel moves the deposit to PAYMENT_SUCCEEDED and saves
+ * the {@code deposit.paid} event in the same transaction; the relay publishes it to Kafka. The
+ * ledger confirms over HTTP ({@code POST /ledger-applied}, applied once through the inbox) and the
+ * deposit becomes LEDGER_APPLIED.
  */
 final class DepositService implements AutoCloseable {
   static final String TABLE = "deposit_message";
@@ -189,7 +189,7 @@ final class DepositService implements AutoCloseable {
   Replica crashOneReplica() {
     Replica victim = replicas.get(0);
     replicas.remove(victim);
-    ((Engine) victim.engine()).halt();
+    Crash.halt(victim.engine());
     victim.relay().close();
     victim.pool().close();
     return victim;

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A rough drain figure: a backlog of N no-op tickets on PostgreSQL, one engine, tickets/s until
+ * A rough drain figure: a backlog of N no-op messages on PostgreSQL, one engine, messages/s until
  * empty. The benchmark module has the careful version; this is the quick look. Usage: {@code
  * DrainProbe <jdbc-url> <user> <n> <concurrency>}.
  */

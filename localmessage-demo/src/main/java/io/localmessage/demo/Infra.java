@@ -2,7 +2,7 @@ package io.localmessage.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.localmessage.kafka.testing.TestBroker;
+import io.localmessage.test.kafka.TestBroker;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;

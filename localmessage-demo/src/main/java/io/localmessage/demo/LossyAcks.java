@@ -9,7 +9,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Fault injection around the Kafka relay: after a successful publish, a share of the tickets is
+ * Fault injection around the Kafka relay: after a successful publish, a share of the messages is
  * reported as failed, as if the relay had crashed between the broker's ack and the write-back. The
  * event is published again later, so the topic really carries duplicates for the ledger's inbox to
  * catch.

@@ -18,10 +18,10 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The third-party payment channel of seed 000: a separate little HTTP server, idempotent by channel
- * order id, with a query endpoint, that misbehaves on purpose. {@code POST /pay} may answer 503
- * before charging, or charge and then answer too late (the caller times out: outcome unknown), or
- * reject the payment. {@code GET /payments/<id>} tells what happened.
+ * The third-party payment channel: a separate little HTTP server, idempotent by channel order id,
+ * with a query endpoint, that misbehaves on purpose. {@code POST /pay} may answer 503 before
+ * charging, or charge and then answer too late (the caller times out: outcome unknown), or reject
+ * the payment. {@code GET /payments/<id>} tells what happened.
  */
 final class PaymentChannel implements AutoCloseable {
   static final JsonMapper JSON = JsonMapper.builder().build();

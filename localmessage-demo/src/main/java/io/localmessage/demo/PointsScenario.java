@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Seed 003's order -> points hop over HTTP: an order and its {@code points.add} ticket in one
+ * The order -> points hop over HTTP: an order and its {@code points.add} message in one
  * transaction; a worker POSTs it with the idempotency key; the points service applies it once
  * through its inbox. The points service refuses 20% of requests (503) and loses the answer of 5%
  * after committing.
@@ -155,7 +155,7 @@ final class PointsScenario implements AutoCloseable {
     }
   }
 
-  /** Saves the orders, each with its ticket in one transaction. */
+  /** Saves the orders, each with its message in one transaction. */
   void placeOrders() {
     for (int i = 0; i < orders; i++) {
       String id = "order-" + i;

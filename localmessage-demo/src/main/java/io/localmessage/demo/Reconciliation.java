@@ -14,8 +14,8 @@ import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
- * The reconciliation job of seed 000 s.11: compares the channel's records, the deposits and the
- * ledger entries, and lists every difference. A clean run has none.
+ * The reconciliation job: compares the channel's records, the deposits and the ledger entries, and
+ * lists every difference. A clean run has none.
  */
 final class Reconciliation {
   /** Final states a deposit may end in. */

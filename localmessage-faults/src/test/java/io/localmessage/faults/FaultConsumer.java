@@ -2,8 +2,8 @@ package io.localmessage.faults;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.kafka.KafkaInboxConsumer;
+import io.localmessage.spi.Dialects;
 import java.io.InputStream;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -36,7 +36,7 @@ public final class FaultConsumer {
           KafkaInboxConsumer.builder(fx, "events")
               .inboxTable("fx_inbox")
               .dialect(
-                  Dialects.byName(
+                  Dialects.named(
                       a.get("fx-url").startsWith("jdbc:postgresql") ? "postgresql" : "mysql"))
               .consumerProperties(
                   Map.of(

@@ -449,7 +449,7 @@ public final class FaultWorker {
   }
 
   private static io.localmessage.spi.Dialect dialectOf(String url) {
-    return io.localmessage.jdbc.Dialects.byName(
+    return io.localmessage.spi.Dialects.named(
         url.startsWith("jdbc:postgresql")
             ? "postgresql"
             : url.startsWith("jdbc:h2") ? "h2" : "mysql");

@@ -25,14 +25,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Handler} that delivers a ticket as one HTTP request: {@code POST} (or {@code PUT}) of
+ * A {@link Handler} that delivers a message as one HTTP request: {@code POST} (or {@code PUT}) of
  * the payload to the URL of its destination, with {@code Idempotency-Key: <idem_key>} so the
  * receiver can apply it once (see {@link IdempotentReceiver}), {@code Content-Type} from the
- * ticket's {@code content-type} header (default {@value #DEFAULT_CONTENT_TYPE}) and the configured
- * static headers. The response is turned into the ticket's outcome by a {@link ResponseClassifier}
+ * message's {@code content-type} header (default {@value #DEFAULT_CONTENT_TYPE}) and the configured
+ * static headers. The response is turned into the message's outcome by a {@link ResponseClassifier}
  * ({@link ResponseClassifier#standard()} by default).
  *
- * <p>Credentials belong in {@link HttpDeliveryBuilder#header(String, String)}, never in tickets;
+ * <p>Credentials belong in {@link HttpDeliveryBuilder#header(String, String)}, never in messages;
  * their values are never logged and are masked in body excerpts. Payloads are never logged. One
  * {@link HttpClient} is shared by all deliveries, so connections are reused; redirects are not
  * followed unless enabled.

@@ -63,7 +63,7 @@ public final class HttpDeliveryBuilder {
     return this;
   }
 
-  /** Where each ticket goes (default {@link UrlResolver#destination()}). */
+  /** Where each message goes (default {@link UrlResolver#destination()}). */
   public HttpDeliveryBuilder urlResolver(UrlResolver resolver) {
     this.resolver = Objects.requireNonNull(resolver, "resolver");
     return this;
@@ -98,8 +98,8 @@ public final class HttpDeliveryBuilder {
   }
 
   /**
-   * Ticket headers copied onto the request when present (e.g. {@code traceparent}). Credentials
-   * ({@code Authorization}, {@code Cookie} ...) are refused: they never come from a ticket.
+   * Message headers copied onto the request when present (e.g. {@code traceparent}). Credentials
+   * ({@code Authorization}, {@code Cookie} ...) are refused: they never come from a message.
    */
   public HttpDeliveryBuilder forwardTicketHeaders(String... names) {
     for (String name : names) {
@@ -121,7 +121,7 @@ public final class HttpDeliveryBuilder {
     return this;
   }
 
-  /** The {@code Content-Type} of tickets without a content-type header. */
+  /** The {@code Content-Type} of messages without a content-type header. */
   public HttpDeliveryBuilder defaultContentType(String contentType) {
     Objects.requireNonNull(contentType, "contentType");
     if (contentType.isBlank() || contentType.chars().anyMatch(c -> c < 0x20 && c != '\t')) {
@@ -186,6 +186,11 @@ public final class HttpDeliveryBuilder {
     return this;
   }
 
+  /**
+   * The delivery handler; register it with {@code LocalMessages.register}.
+   *
+   * @throws IllegalArgumentException when the settings do not fit together
+   */
   public HttpDelivery build() {
     if (httpClient != null && (connectTimeoutSet || followRedirectsSet)) {
       throw new IllegalArgumentException(

@@ -1,7 +1,7 @@
 package io.localmessage.http;
 
+import io.localmessage.Texts;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.internal.Texts;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;

@@ -6,7 +6,7 @@ import java.io.IOException;
 import java.time.Duration;
 
 /**
- * Decides what a response means for the ticket, in the terms of {@link io.localmessage.Handler}:
+ * Decides what a response means for the message, in the terms of {@link io.localmessage.Handler}:
  * return normally for success, throw {@link io.localmessage.PermanentFailure} to dead-letter it,
  * {@link io.localmessage.RetryAfter} to come back at a given time, anything else to retry with the
  * type's backoff. Replace it to fit a service (e.g. treat 409 as "already done"), and delegate the

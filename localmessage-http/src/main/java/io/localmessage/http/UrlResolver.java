@@ -7,13 +7,13 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Finds the URL a ticket is delivered to. A resolver that cannot find one throws {@link
- * IllegalArgumentException}; the delivery then dead-letters the ticket, since trying again cannot
+ * Finds the URL a message is delivered to. A resolver that cannot find one throws {@link
+ * IllegalArgumentException}; the delivery then dead-letters the message, since trying again cannot
  * help.
  *
- * <p>Security: {@link #destination()} trusts the URL stored in the ticket. When destinations can be
- * influenced by users, prefer {@link #named(Map)} or {@link #fixed(URI)}, which only ever call the
- * configured hosts.
+ * <p>Security: {@link #destination()} trusts the URL stored in the message. When destinations can
+ * be influenced by users, prefer {@link #named(Map)} or {@link #fixed(URI)}, which only ever call
+ * the configured hosts.
  */
 @FunctionalInterface
 public interface UrlResolver {
@@ -21,7 +21,7 @@ public interface UrlResolver {
   /** The absolute {@code http} or {@code https} URL to call for {@code message}. */
   URI resolve(Message message);
 
-  /** The ticket's destination is the absolute URL (the default). */
+  /** The message's destination is the absolute URL (the default). */
   static UrlResolver destination() {
     return m -> {
       String d = m.destination();
@@ -36,15 +36,15 @@ public interface UrlResolver {
     };
   }
 
-  /** Every ticket goes to {@code url}, whatever its destination. */
+  /** Every message goes to {@code url}, whatever its destination. */
   static UrlResolver fixed(URI url) {
     URI u = checkBase("url", url);
     return m -> u;
   }
 
   /**
-   * Logical destination names mapped to base URLs: a ticket with destination {@code points} goes to
-   * the base URL of {@code points}; {@code points/orders/42} goes to that base URL plus {@code
+   * Logical destination names mapped to base URLs: a message with destination {@code points} goes
+   * to the base URL of {@code points}; {@code points/orders/42} goes to that base URL plus {@code
    * /orders/42}. An unknown name is a permanent failure; the host is always the configured one.
    */
   static UrlResolver named(Map<String, URI> baseUrls) {

@@ -1,9 +1,9 @@
 /**
- * HTTP delivery of tickets and idempotent receiving.
+ * HTTP delivery of messages and idempotent receiving.
  *
- * <p>Sender: {@link io.localmessage.http.HttpDelivery} is a handler that POSTs (or PUTs) a ticket's
- * payload with {@code Idempotency-Key: <idem_key>} and turns the response into the ticket's outcome
- * through a replaceable {@link io.localmessage.http.ResponseClassifier}.
+ * <p>Sender: {@link io.localmessage.http.HttpDelivery} is a handler that POSTs (or PUTs) a
+ * message's payload with {@code Idempotency-Key: <idem_key>} and turns the response into the
+ * message's outcome through a replaceable {@link io.localmessage.http.ResponseClassifier}.
  *
  * <p>Receiver: {@link io.localmessage.http.IdempotentReceiver} applies a request's effect once per
  * idempotency key through the inbox, in the caller's transaction; {@link

@@ -9,7 +9,7 @@ import io.localmessage.LocalMessages;
 import io.localmessage.MessageStatus;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
@@ -116,11 +116,11 @@ abstract class AbstractHttpDeliveryTest {
     return r.id();
   }
 
-  private TicketView ticket(LocalMessages lm, long id) {
+  private MessageView ticket(LocalMessages lm, long id) {
     return lm.admin().get(id).orElseThrow();
   }
 
-  private Duration untilDue(TicketView t) {
+  private Duration untilDue(MessageView t) {
     return Duration.between(Sql.instantNow(db, ds), t.nextRetryAt());
   }
 
@@ -176,7 +176,7 @@ abstract class AbstractHttpDeliveryTest {
     switch (expect) {
       case DELETED -> assertThat(fx.countAll()).as("a success deletes the ticket").isZero();
       case RETRIED -> {
-        TicketView t = ticket(lm, id);
+        MessageView t = ticket(lm, id);
         assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
         assertThat(t.attempts()).isEqualTo(1);
         assertThat(t.lastError())
@@ -187,7 +187,7 @@ abstract class AbstractHttpDeliveryTest {
             .isBetween(BACKOFF.minusMinutes(1), BACKOFF.plusMinutes(1));
       }
       case DEAD -> {
-        TicketView t = ticket(lm, id);
+        MessageView t = ticket(lm, id);
         assertThat(t.status()).isEqualTo(MessageStatus.DEAD);
         assertThat(t.attempts()).isEqualTo(1);
         assertThat(t.lastError())
@@ -212,7 +212,7 @@ abstract class AbstractHttpDeliveryTest {
 
     assertThat(lm.runOnce()).isEqualTo(1);
 
-    TicketView t = ticket(lm, id);
+    MessageView t = ticket(lm, id);
     assertThat(t.status()).isEqualTo(MessageStatus.DEAD);
     String prefix = "io.localmessage.PermanentFailure: HTTP 400 from POST " + server.uri("/points");
     assertThat(t.lastError())
@@ -237,7 +237,7 @@ abstract class AbstractHttpDeliveryTest {
 
     assertThat(lm.runOnce()).isEqualTo(1);
 
-    TicketView t = ticket(lm, id);
+    MessageView t = ticket(lm, id);
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.attempts()).as("handlerConfig() counts a Retry-After as an attempt").isEqualTo(1);
     assertThat(t.lastError()).startsWith("HTTP 503 from POST").endsWith("(Retry-After: 120)");
@@ -255,7 +255,7 @@ abstract class AbstractHttpDeliveryTest {
 
     assertThat(lm.runOnce()).isEqualTo(1);
 
-    TicketView t = ticket(lm, id);
+    MessageView t = ticket(lm, id);
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.lastError()).startsWith("HTTP 429 from POST").contains("Retry-After: " + at);
     assertThat(untilDue(t)).isBetween(Duration.ofSeconds(290), Duration.ofSeconds(305));
@@ -275,7 +275,7 @@ abstract class AbstractHttpDeliveryTest {
       LocalMessages lm = engine(delivery());
       long id = save(lm, "order-" + i, server.uri("/points").toString());
       assertThat(lm.runOnce()).isEqualTo(1);
-      TicketView t = ticket(lm, id);
+      MessageView t = ticket(lm, id);
       assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
       assertThat(untilDue(t))
           .as("Retry-After: %s", value)
@@ -305,7 +305,7 @@ abstract class AbstractHttpDeliveryTest {
 
     assertThat(lm.runOnce()).isEqualTo(1);
 
-    TicketView t = ticket(lm, id);
+    MessageView t = ticket(lm, id);
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.attempts()).isEqualTo(1);
     assertThat(t.lastError())
@@ -326,7 +326,7 @@ abstract class AbstractHttpDeliveryTest {
 
     assertThat(lm.runOnce()).isEqualTo(1);
 
-    TicketView t = ticket(lm, id);
+    MessageView t = ticket(lm, id);
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.lastError())
         .startsWith("io.localmessage.http.HttpDeliveryException: POST http://127.0.0.1:")
@@ -341,7 +341,7 @@ abstract class AbstractHttpDeliveryTest {
 
     assertThat(lm.runOnce()).isEqualTo(1);
 
-    TicketView t = ticket(lm, id);
+    MessageView t = ticket(lm, id);
     assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
     assertThat(t.lastError()).startsWith("io.localmessage.http.HttpDeliveryException: POST");
   }

@@ -1,15 +1,13 @@
 package io.localmessage.http;
 
 import io.localmessage.PermanentFailure;
+import io.localmessage.Schema;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.jdbc.Dialects;
-import io.localmessage.jdbc.TicketStore;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,11 +30,7 @@ final class PointsService {
 
   PointsService(TestDatabase db, DataSource ds) {
     this.ds = ds;
-    try (Connection c = ds.getConnection()) {
-      new TicketStore(ds, Dialects.detect(c), "local_message", "local_inbox").createSchema();
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
+    Schema.create(ds, "local_message", "local_inbox");
     String id =
         db.kind() == TestDatabase.Kind.MARIADB
             ? "id BIGINT AUTO_INCREMENT PRIMARY KEY"

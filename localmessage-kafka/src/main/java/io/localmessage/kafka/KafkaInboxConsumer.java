@@ -1,17 +1,14 @@
 package io.localmessage.kafka;
 
 import io.localmessage.LocalMessagesBuilder;
-import io.localmessage.StoreException;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.kafka.internal.ConsumerMetrics;
 import io.localmessage.kafka.internal.DeadLetters;
 import io.localmessage.kafka.internal.InboxLoop;
 import io.localmessage.kafka.internal.InboxRows;
 import io.localmessage.kafka.internal.InboxSchema;
 import io.localmessage.spi.Dialect;
-import java.sql.Connection;
-import java.sql.SQLException;
+import io.localmessage.spi.Dialects;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -72,6 +69,9 @@ import org.slf4j.LoggerFactory;
  * localmessage.inbox.consumed}, {@code .applied}, {@code .duplicates}, {@code .failures}, {@code
  * .parked} and the timer {@code localmessage.inbox.latency} from the record's {@value
  * RelayHeaders#CREATED_AT} (the producer's database clock) to the commit here.
+ *
+ * <p>(Longer than most files: most of it is the builder, whose every setter checks its bounds and
+ * whose {@code build()} checks the consumer properties against each other.)
  */
 public final class KafkaInboxConsumer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KafkaInboxConsumer.class);
@@ -288,10 +288,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /** The topics to consume; required. */
     public Builder topics(String... topics) {
       return topics(List.of(topics));
     }
 
+    /** The topics to consume, non-empty names; required. */
     public Builder topics(List<String> topics) {
       Objects.requireNonNull(topics, "topics");
       if (topics.isEmpty() || topics.stream().anyMatch(t -> t == null || t.isBlank())) {
@@ -301,6 +303,9 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * What to do with each new record, in the transaction that also writes its inbox row; required.
+     */
     public Builder handler(RecordHandler handler) {
       this.handler = Objects.requireNonNull(handler, "handler");
       return this;
@@ -410,14 +415,14 @@ public final class KafkaInboxConsumer implements AutoCloseable {
 
     /** The inbox table (default {@code local_inbox}). */
     public Builder inboxTable(String inboxTable) {
-      this.inboxTable = LocalMessagesBuilder.checkTableNameForInbox(inboxTable);
+      this.inboxTable = LocalMessagesBuilder.checkTableName("inboxTable", inboxTable);
       return this;
     }
 
     /** The dead table (default {@value #DEFAULT_DEAD_TABLE}). */
     public Builder deadTable(String deadTable) {
       try {
-        this.deadTable = LocalMessagesBuilder.checkTableNameForInbox(deadTable);
+        this.deadTable = LocalMessagesBuilder.checkTableName("deadTable", deadTable);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(e.getMessage().replace("inboxTable", "deadTable"), e);
       }
@@ -442,6 +447,12 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The consumer, not started yet.
+     *
+     * @throws IllegalArgumentException when the topics, the handler or the consumer properties are
+     *     missing or do not fit together
+     */
     public KafkaInboxConsumer build() {
       if (topics == null) {
         throw new IllegalArgumentException("topics(...) is required");
@@ -454,7 +465,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             "inboxTable and deadTable must differ, both are " + inboxTable);
       }
       Map<String, Object> props = consumerProps();
-      Dialect d = dialect != null ? dialect : detect(dataSource);
+      Dialect d = dialect != null ? dialect : Dialects.detect(dataSource);
       if (createTables) {
         InboxSchema.create(dataSource, d, inboxTable, deadTable);
       }
@@ -511,14 +522,6 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             name);
       }
       return p;
-    }
-
-    private static Dialect detect(DataSource ds) {
-      try (Connection c = ds.getConnection()) {
-        return Dialects.detect(c);
-      } catch (SQLException e) {
-        throw new StoreException("cannot connect to detect the database dialect", e);
-      }
     }
 
     private static Duration check(String what, Duration value, Duration min, Duration max) {

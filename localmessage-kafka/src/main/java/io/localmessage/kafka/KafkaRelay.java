@@ -31,21 +31,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The outbox relay: a {@link BatchHandler} that publishes EVENT tickets to Kafka and completes each
- * ticket from its own broker acknowledgement.
+ * The outbox relay: a {@link BatchHandler} that publishes EVENT messages to Kafka and completes
+ * each message from its own broker acknowledgement.
  *
- * <p>Each ticket becomes one record: topic = {@link Message#destination()} (or a {@link
+ * <p>Each message becomes one record: topic = {@link Message#destination()} (or a {@link
  * TopicResolver}), key = {@link Message#aggregateId()} (so one aggregate stays in one partition),
  * value = payload, headers {@value RelayHeaders#EVENT_ID} (the idempotency key), {@value
  * RelayHeaders#BIZ_TYPE}, {@value RelayHeaders#TICKET_ID}, {@value RelayHeaders#CREATED_AT} (epoch
- * millis) plus the ticket's own headers. The whole batch is sent asynchronously in ticket id order,
- * then every send is awaited; a ticket succeeds only when the broker acknowledged its record with
- * {@code acks=all}. One failed record never fails or re-sends its neighbours.
+ * millis) plus the message's own headers. The whole batch is sent asynchronously in message id
+ * order, then every send is awaited; a message succeeds only when the broker acknowledged its
+ * record with {@code acks=all}. One failed record never fails or re-sends its neighbours.
  *
  * <p>Outcomes: acknowledged: success. Broker or network trouble, timeouts, a missing topic (with a
  * last_error that names the topic and auto-creation): retried with the type's backoff. Record too
  * large, serialization errors, authorization errors, an invalid topic name, no topic at all or a
- * ticket that is not an EVENT: DEAD with the reason.
+ * message that is not an EVENT: DEAD with the reason.
  *
  * <p>Delivery is at least once: a record whose acknowledgement was lost is sent again, so consumers
  * dedupe by {@value RelayHeaders#EVENT_ID} (see {@link KafkaInboxConsumer}).
@@ -65,12 +65,15 @@ import org.slf4j.LoggerFactory;
  * HandlerConfig.Builder#ordered(boolean) ordered(true)} when consumers need per-aggregate order:
  * then the engine never has two events of one aggregate in flight at once, so nothing can overtake.
  *
- * <p><b>Batches.</b> The engine hands the relay at most {@link HandlerConfig#batchSize()} tickets
+ * <p><b>Batches.</b> The engine hands the relay at most {@link HandlerConfig#batchSize()} messages
  * per call, and never more than it has free slots: raise the engine's {@code concurrency} (one slot
- * per ticket) for large batches.
+ * per message) for large batches.
  *
  * <p>Thread-safe; one relay may serve several biz types. {@link #close()} closes the producer only
  * when the relay created it; close the engine first.
+ *
+ * <p>(This file is longer than most: half of it is the builder, whose every setter checks its
+ * bounds, kept next to the relay it configures.)
  */
 public final class KafkaRelay implements BatchHandler, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KafkaRelay.class);
@@ -110,6 +113,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     this.metrics = metrics;
   }
 
+  /** A builder: give it producer properties or a producer, then register the relay. */
   public static Builder builder() {
     return new Builder();
   }
@@ -350,7 +354,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     }
   }
 
-  /** Indices of {@code messages} in ticket id order: older events of an aggregate go first. */
+  /** Indices of {@code messages} in message id order: older events of an aggregate go first. */
   private static List<Integer> idOrder(List<Message> messages) {
     List<Integer> order = new ArrayList<>(messages.size());
     for (int i = 0; i < messages.size(); i++) {
@@ -445,7 +449,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       return this;
     }
 
-    /** Chooses each ticket's topic (default: its destination). */
+    /** Chooses each message's topic (default: its destination). */
     public Builder topicResolver(TopicResolver resolver) {
       this.topics = Objects.requireNonNull(resolver, "resolver");
       return this;
@@ -461,6 +465,12 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       return this;
     }
 
+    /**
+     * The relay.
+     *
+     * @throws IllegalArgumentException unless exactly one of producer properties and producer was
+     *     given, or when the settings do not fit together
+     */
     public KafkaRelay build() {
       if ((producer == null) == (properties == null)) {
         throw new IllegalArgumentException(

@@ -1,20 +1,20 @@
 package io.localmessage.kafka;
 
 /**
- * The Kafka record headers the relay writes on every event, all as UTF-8 text. A ticket header with
- * one of these names is not copied: the relay's value wins.
+ * The Kafka record headers the relay writes on every event, all as UTF-8 text. A message header
+ * with one of these names is not copied: the relay's value wins.
  */
 public final class RelayHeaders {
-  /** The ticket's idempotency key: the identity of the event across re-sends. */
+  /** The message's idempotency key: the identity of the event across re-sends. */
   public static final String EVENT_ID = "lm-event-id";
 
-  /** The ticket's biz type, e.g. {@code deposit.paid}. */
+  /** The message's biz type, e.g. {@code deposit.paid}. */
   public static final String BIZ_TYPE = "lm-biz-type";
 
-  /** The ticket's id in the producing service's table (diagnostics only). */
+  /** The message's id in the producing service's table (diagnostics only). */
   public static final String TICKET_ID = "lm-ticket-id";
 
-  /** When the ticket was saved, in epoch milliseconds by the producer's database clock. */
+  /** When the message was saved, in epoch milliseconds by the producer's database clock. */
   public static final String CREATED_AT = "lm-created-at";
 
   private RelayHeaders() {}

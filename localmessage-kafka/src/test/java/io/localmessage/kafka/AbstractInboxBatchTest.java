@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.localmessage.kafka.testing.CommitFaults;
-import io.localmessage.kafka.testing.Topics;
+import io.localmessage.test.kafka.Topics;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -7,8 +7,10 @@ import io.localmessage.BatchHandler;
 import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
 import io.localmessage.Outcome;
-import io.localmessage.internal.Engine;
-import io.localmessage.kafka.testing.Topics;
+import io.localmessage.test.Crash;
+import io.localmessage.test.kafka.TestBroker;
+import io.localmessage.test.kafka.Topics;
+import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -46,7 +48,7 @@ public abstract class AbstractInboxConsumerTest extends InboxTestBase {
     BatchHandler sendThenCrash =
         messages -> {
           List<Outcome> outcomes = relay.handle(messages);
-          ((Engine) first).halt();
+          Crash.halt(first);
           crashed.countDown();
           return outcomes;
         };

@@ -3,9 +3,9 @@ package io.localmessage.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.localmessage.jdbc.Dialects;
 import io.localmessage.kafka.internal.EventIds;
 import io.localmessage.kafka.internal.InboxSchema;
+import io.localmessage.spi.Dialects;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +74,7 @@ class InboxConsumerSettingsTest {
   @Test
   void theShippedDdlCreatesRenamedTablesOnEveryDialectAndIsIdempotent() {
     for (String dialect : List.of("postgresql", "mysql", "h2")) {
-      List<String> ddl = InboxSchema.statements(Dialects.byName(dialect), "app_inbox", "app_dead");
+      List<String> ddl = InboxSchema.statements(Dialects.named(dialect), "app_inbox", "app_dead");
       assertThat(String.join("\n", ddl))
           .as(dialect)
           .contains("CREATE TABLE IF NOT EXISTS app_inbox (")
@@ -84,8 +84,8 @@ class InboxConsumerSettingsTest {
     }
     try (TestDatabase db = TestDatabase.create(TestDatabase.Kind.H2)) {
       DataSource ds = db.dataSource(2);
-      InboxSchema.create(ds, Dialects.byName("h2"), "app_inbox", "app_dead");
-      InboxSchema.create(ds, Dialects.byName("h2"), "app_inbox", "app_dead");
+      InboxSchema.create(ds, Dialects.named("h2"), "app_inbox", "app_dead");
+      InboxSchema.create(ds, Dialects.named("h2"), "app_inbox", "app_dead");
       assertThat(Sql.count(ds, "SELECT COUNT(*) FROM app_inbox")).isZero();
       assertThat(Sql.count(ds, "SELECT COUNT(*) FROM app_dead")).isZero();
     }

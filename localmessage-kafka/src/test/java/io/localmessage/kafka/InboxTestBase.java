@@ -1,7 +1,7 @@
 package io.localmessage.kafka;
 
-import io.localmessage.kafka.testing.TestBroker;
-import io.localmessage.kafka.testing.Topics;
+import io.localmessage.test.kafka.TestBroker;
+import io.localmessage.test.kafka.Topics;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;

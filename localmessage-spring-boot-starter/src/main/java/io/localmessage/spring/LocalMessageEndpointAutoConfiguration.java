@@ -3,7 +3,6 @@ package io.localmessage.spring;
 import io.localmessage.LocalMessages;
 import io.localmessage.spring.internal.EndpointNotProtectedException;
 import io.localmessage.spring.internal.LocalMessageEndpoint;
-import io.localmessage.spring.internal.OperatorRule;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

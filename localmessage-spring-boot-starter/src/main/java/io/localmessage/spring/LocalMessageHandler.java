@@ -14,7 +14,7 @@ import java.lang.annotation.Target;
  *   <li>On a bean method: the method is the handler. Its parameters are a {@link
  *       io.localmessage.Message} and/or one payload parameter: {@code byte[]} (raw), {@code String}
  *       (UTF-8 text) or any other type, read from the JSON payload with the application's Jackson
- *       {@code JsonMapper}. A payload that cannot be read is a permanent failure (the ticket goes
+ *       {@code JsonMapper}. A payload that cannot be read is a permanent failure (the message goes
  *       DEAD at once). Returning normally is success; exceptions mean what they mean for {@link
  *       io.localmessage.Handler}.
  *   <li>On a bean class, or on a {@code @Bean} method, whose bean implements {@link

@@ -12,6 +12,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * io.localmessage.LocalMessagesBuilder} and take its defaults; {@code localmessage.types} holds
  * per-biz-type settings. A biz type with dots needs brackets in the key: {@code
  * localmessage.types[points.add].max-attempts=5} (YAML: {@code "[points.add]":}).
+ *
+ * <p>(Longer than most files: Spring binds properties through getters and setters, one pair per
+ * setting of the builder and of a type's configuration.)
  */
 @ConfigurationProperties(prefix = "localmessage")
 public final class LocalMessageProperties {
@@ -20,12 +23,12 @@ public final class LocalMessageProperties {
   private boolean enabled = true;
 
   /**
-   * Whether the workers start with the application context. Off: tickets are still saved (and
+   * Whether the workers start with the application context. Off: messages are still saved (and
    * handlers registered), but nothing is delivered on this replica.
    */
   private boolean autoStartup = true;
 
-  /** The ticket table; the control and audit tables take its name plus _control and _audit. */
+  /** The message table; the control and audit tables take its name plus _control and _audit. */
   private String table = "local_message";
 
   /** The inbox table. */
@@ -38,7 +41,7 @@ public final class LocalMessageProperties {
   private int concurrency = 8;
 
   /**
-   * How long a claim holds a ticket before it is renewed (renewed while the handler runs); longer
+   * How long a claim holds a message before it is renewed (renewed while the handler runs); longer
    * than twice the write-back margin.
    */
   private Duration lease = Duration.ofSeconds(30);
@@ -78,8 +81,8 @@ public final class LocalMessageProperties {
   private int writeBatchSize = 500;
 
   /**
-   * The attempt cap of tickets saved for biz types that have no handler on this replica. Unset (the
-   * default): such a ticket takes the cap of the replica that handles it, at its first claim.
+   * The attempt cap of messages saved for biz types that have no handler on this replica. Unset
+   * (the default): such a message takes the cap of the replica that handles it, at its first claim.
    */
   private Integer defaultMaxAttempts;
 
@@ -326,10 +329,10 @@ public final class LocalMessageProperties {
 
   /** Thresholds of the localmessage health indicator; unset thresholds are not checked. */
   public static final class Health {
-    /** Age of the oldest PENDING ticket (any biz type) above which health reports the status. */
+    /** Age of the oldest PENDING message (any biz type) above which health reports the status. */
     private Duration maxOldestPendingAge;
 
-    /** Number of DEAD tickets (all biz types) above which health reports the status. */
+    /** Number of DEAD messages (all biz types) above which health reports the status. */
     private Long maxDead;
 
     /**
@@ -365,25 +368,25 @@ public final class LocalMessageProperties {
 
   /** Settings of one biz type; unset values take the {@link io.localmessage.HandlerConfig} ones. */
   public static final class Type {
-    /** Deliveries before a ticket goes DEAD (1 to 1000; default 10). */
+    /** Deliveries before a message goes DEAD (1 to 1000; default 10). */
     private Integer maxAttempts;
 
-    /** Tickets of this type in flight at once on one replica (default: up to the engine total). */
+    /** Messages of this type in flight at once on one replica (default: up to the engine total). */
     private Integer concurrency;
 
     /** Handler timeout; the handler is interrupted past it (default 30s). */
     private Duration timeout;
 
-    /** Whether tickets of one aggregate run strictly one after another, in id order. */
+    /** Whether messages of one aggregate run strictly one after another, in id order. */
     private Boolean ordered;
 
-    /** How long a SUCCEEDED ticket is kept (default 0: deleted at once). */
+    /** How long a SUCCEEDED message is kept (default 0: deleted at once). */
     private Duration retainSucceeded;
 
-    /** Retries stop once a ticket is this old (default: no limit). */
+    /** Retries stop once a message is this old (default: no limit). */
     private Duration maxAge;
 
-    /** Tickets per call of a batch handler (default 100). */
+    /** Messages per call of a batch handler (default 100). */
     private Integer batchSize;
 
     /** Whether a RetryAfter outcome uses up an attempt (default false). */

@@ -15,23 +15,23 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * Saves tickets in the current Spring transaction: {@code save(message)} inside a
+ * Saves messages in the current Spring transaction: {@code save(message)} inside a
  * {@code @Transactional} method (or a {@code TransactionTemplate}) writes through the transaction's
- * own connection, so the ticket commits or rolls back with the business change. The transaction
+ * own connection, so the message commits or rolls back with the business change. The transaction
  * must be one of a {@code DataSourceTransactionManager} (or {@code JdbcTransactionManager}) or a
  * {@code JpaTransactionManager} on the engine's {@link DataSource}: they bind their connection to
- * the transaction when it begins, and the ticket is written on exactly that connection.
+ * the transaction when it begins, and the message is written on exactly that connection.
  *
  * <p>Anywhere else it throws {@link TransactionRequiredException}, names the DataSource and writes
  * nothing: with no transaction, a read-only one, or one of another DataSource's transaction manager
  * (where a connection of the engine's DataSource would be outside the transaction, and on a pool
- * with autocommit off never committed at all). A ticket written outside the business transaction
+ * with autocommit off never committed at all). A message written outside the business transaction
  * could survive a rolled-back business change or be lost after a committed one. JTA transactions
  * bind no connection in advance and are refused too.
  *
- * <p>After the commit, the tickets saved in the transaction are handed to this replica's workers at
- * once (when slots are free); nothing happens on rollback. The poller remains the safety net: a
- * ticket not dispatched right after the commit is claimed at its next poll, here or elsewhere.
+ * <p>After the commit, the messages saved in the transaction are handed to this replica's workers
+ * at once (when slots are free); nothing happens on rollback. The poller remains the safety net: a
+ * message not dispatched right after the commit is claimed at its next poll, here or elsewhere.
  */
 public final class TransactionalMessages {
   private final LocalMessages localMessages;
@@ -56,7 +56,7 @@ public final class TransactionalMessages {
     return saveAll(List.of(message)).get(0);
   }
 
-  /** {@link #save} for several tickets, in order, in the current transaction. */
+  /** {@link #save} for several messages, in order, in the current transaction. */
   public List<SaveResult> saveAll(List<NewMessage> messages) {
     Objects.requireNonNull(messages, "messages");
     requireWritableTransaction(messages);

@@ -10,8 +10,8 @@ import io.localmessage.Message;
 import io.localmessage.MessageStatus;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
-import io.localmessage.admin.TicketView;
-import io.localmessage.internal.Settings;
+import io.localmessage.admin.MessageView;
+import io.localmessage.internal.engine.Settings;
 import io.localmessage.spring.internal.EngineLifecycle;
 import io.localmessage.testing.TestDatabase;
 import java.time.Duration;
@@ -195,7 +195,7 @@ class AutoConfigurationTest {
                               .get(fail)
                               .map(t -> t.attempts() == 1 && t.lastError() != null)
                               .orElse(false));
-              TicketView f = lm.admin().get(fail).orElseThrow();
+              MessageView f = lm.admin().get(fail).orElseThrow();
               assertThat(f.maxAttempts()).isEqualTo(3);
               assertThat(f.status()).isEqualTo(MessageStatus.PENDING);
               Duration wait = Duration.between(f.updatedAt(), f.nextRetryAt());

@@ -12,7 +12,7 @@ import io.localmessage.MessageStatus;
 import io.localmessage.NewMessage;
 import io.localmessage.Outcome;
 import io.localmessage.SaveResult;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.spring.internal.HandlerBeanRegistrar;
 import io.localmessage.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
@@ -233,7 +233,7 @@ class HandlerDiscoveryTest {
                               .get(r.id())
                               .map(t -> t.status() == MessageStatus.DEAD)
                               .orElse(false));
-              TicketView t = lm.admin().get(r.id()).orElseThrow();
+              MessageView t = lm.admin().get(r.id()).orElseThrow();
               assertThat(t.attempts()).isEqualTo(1);
               assertThat(t.lastError())
                   .contains("is not a valid " + Points.class.getName())

@@ -11,7 +11,6 @@ import io.localmessage.NewMessage;
 import io.localmessage.PermanentFailure;
 import io.localmessage.admin.AuditEntry;
 import io.localmessage.spring.internal.LocalMessageEndpoint;
-import io.localmessage.spring.internal.OperatorRule;
 import io.localmessage.testing.TestDatabase;
 import java.security.Principal;
 import java.sql.Connection;
@@ -243,15 +242,17 @@ class HealthAndEndpointTest {
     assertThat(row.dead()).isGreaterThanOrEqualTo(2);
 
     List<?> dead = (List<?>) endpoint.show("dead", "hc.fail", d1 - 1, 1).getBody();
-    assertThat(dead).extracting(r -> ((LocalMessageEndpoint.TicketRow) r).id()).containsExactly(d1);
-    assertThat(((LocalMessageEndpoint.TicketRow) dead.get(0)).lastError())
+    assertThat(dead)
+        .extracting(r -> ((LocalMessageEndpoint.MessageSummary) r).id())
+        .containsExactly(d1);
+    assertThat(((LocalMessageEndpoint.MessageSummary) dead.get(0)).lastError())
         .contains("rejected by the remote side");
     assertThat((List<?>) endpoint.show("dead", "hc.fail", d1, 10).getBody())
-        .extracting(r -> ((LocalMessageEndpoint.TicketRow) r).id())
+        .extracting(r -> ((LocalMessageEndpoint.MessageSummary) r).id())
         .containsExactly(d2);
     WebEndpointResponse<Object> one = endpoint.show(Long.toString(d1), null, null, null);
     assertThat(one.getStatus()).isEqualTo(200);
-    assertThat(((LocalMessageEndpoint.TicketDetail) one.getBody()).message().idemKey())
+    assertThat(((LocalMessageEndpoint.MessageDetail) one.getBody()).message().idemKey())
         .isEqualTo("ep-d1");
     assertThat(endpoint.show("99999999", null, null, null).getStatus()).isEqualTo(404);
     assertBad(endpoint.show("nothing", null, null, null), "neither 'dead'");

@@ -8,7 +8,7 @@ import io.localmessage.Message;
 import io.localmessage.MessageStatus;
 import io.localmessage.NewMessage;
 import io.localmessage.PermanentFailure;
-import io.localmessage.metrics.MicrometerMetrics;
+import io.localmessage.internal.metrics.MicrometerMetrics;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spring.internal.LoopMeters;
 import io.localmessage.testing.TestDatabase;

@@ -5,7 +5,7 @@ import static io.localmessage.console.internal.Responses.problem;
 import static io.localmessage.console.internal.Responses.required;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.TicketInFlightException;
+import io.localmessage.MessageInFlightException;
 import io.localmessage.admin.Admin;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -22,7 +22,7 @@ import org.springframework.web.servlet.function.ServerResponse;
  */
 final class ConsoleActions {
   /**
-   * Tickets per request: the largest page, and well below the servlet container's own parameter
+   * Messages per request: the largest page, and well below the servlet container's own parameter
    * limit (Tomcat's is 1000), so that a larger selection gets this console's answer, not the
    * container's.
    */
@@ -97,7 +97,7 @@ final class ConsoleActions {
       };
     } catch (IllegalArgumentException e) {
       return problem(400, v, "Bad request", e.getMessage());
-    } catch (TicketInFlightException e) {
+    } catch (MessageInFlightException e) {
       // not an error of the console: the operator learns why and what to do instead
       return problem(409, v, "In flight", e.getMessage());
     }

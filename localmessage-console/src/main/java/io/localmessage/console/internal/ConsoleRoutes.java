@@ -7,13 +7,13 @@ import static io.localmessage.console.internal.Responses.param;
 import static io.localmessage.console.internal.Responses.problem;
 
 import io.localmessage.LocalMessages;
+import io.localmessage.Printable;
+import io.localmessage.Texts;
 import io.localmessage.admin.Admin;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
 import io.localmessage.console.ConsoleProperties;
 import io.localmessage.console.PayloadRedactor;
-import io.localmessage.internal.Printable;
-import io.localmessage.internal.Texts;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.io.InputStream;
@@ -156,20 +156,20 @@ public final class ConsoleRoutes {
     String type = param(request, "type");
     long afterId = longParam(request, "afterId", 0);
     int size = props.getPageSize();
-    List<TicketView> rows = new ArrayList<>(admin.listDead(type, afterId, size + 1));
+    List<MessageView> rows = new ArrayList<>(admin.listDead(type, afterId, size + 1));
     boolean more = rows.size() > size;
     if (more) {
       rows.remove(rows.size() - 1);
     }
     Map<Long, PayloadPreview> previews = new LinkedHashMap<>();
-    for (TicketView t : rows) {
+    for (MessageView t : rows) {
       previews.put(t.id(), preview(admin, t));
     }
     List<String> types =
         admin.stats().stream().filter(s -> s.dead() > 0).map(TypeStats::bizType).toList();
     return html(
         200,
-        TicketPages.dead(
+        MessagePages.dead(
             v,
             type,
             types,
@@ -189,11 +189,11 @@ public final class ConsoleRoutes {
       return problem(404, v, "Not found", "No such ticket.");
     }
     Admin admin = engine.admin();
-    TicketView t = admin.get(id).orElse(null);
+    MessageView t = admin.get(id).orElse(null);
     PayloadPreview preview = t == null ? null : preview(admin, t);
     return html(
         200,
-        TicketPages.ticket(
+        MessagePages.ticket(
             v, id, t, preview, admin.audit(id), param(request, "done"), param(request, "n")));
   }
 
@@ -207,18 +207,18 @@ public final class ConsoleRoutes {
       throw new IllegalArgumentException("the search text " + unstorable);
     }
     Admin admin = engine.admin();
-    TicketView byId = null;
+    MessageView byId = null;
     if (q.matches("\\d{1,18}")) {
       byId = admin.get(Long.parseLong(q)).orElse(null);
     }
     // longer than the columns: nothing can match
     boolean fits = q.length() <= 128;
-    List<TicketView> aggregate = fits ? admin.findByAggregate(q, SEARCH_LIMIT) : List.of();
-    List<TicketView> key = fits ? admin.findByIdemKey(q) : List.of();
-    return html(200, TicketPages.search(v, q, byId, aggregate, key, SEARCH_LIMIT));
+    List<MessageView> aggregate = fits ? admin.findByAggregate(q, SEARCH_LIMIT) : List.of();
+    List<MessageView> key = fits ? admin.findByIdemKey(q) : List.of();
+    return html(200, MessagePages.search(v, q, byId, aggregate, key, SEARCH_LIMIT));
   }
 
-  private PayloadPreview preview(Admin admin, TicketView t) {
+  private PayloadPreview preview(Admin admin, MessageView t) {
     int cap = props.getPayloadPreviewBytes();
     if (cap == 0 || t.payloadBytes() == 0) {
       return null;

@@ -1,6 +1,6 @@
 package io.localmessage.console.internal;
 
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.console.PayloadRedactor;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -24,7 +24,7 @@ public record PayloadPreview(String text, boolean binary, boolean truncated, int
   private static final Logger log = LoggerFactory.getLogger(PayloadPreview.class);
 
   public static PayloadPreview of(
-      TicketView ticket, byte[] payload, PayloadRedactor redactor, int capBytes) {
+      MessageView ticket, byte[] payload, PayloadRedactor redactor, int capBytes) {
     if (payload == null || capBytes <= 0) {
       return new PayloadPreview(null, false, false, payload == null ? 0 : payload.length);
     }

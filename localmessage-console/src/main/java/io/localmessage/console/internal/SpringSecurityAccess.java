@@ -1,6 +1,6 @@
 package io.localmessage.console.internal;
 
-import io.localmessage.spring.internal.OperatorRule;
+import io.localmessage.spring.OperatorRule;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.Set;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;

@@ -1,6 +1,6 @@
 package io.localmessage.console.internal;
 
-import io.localmessage.internal.Printable;
+import io.localmessage.Printable;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.Cookie;

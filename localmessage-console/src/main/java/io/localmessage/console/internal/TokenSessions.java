@@ -1,6 +1,6 @@
 package io.localmessage.console.internal;
 
-import io.localmessage.internal.Printable;
+import io.localmessage.Printable;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;

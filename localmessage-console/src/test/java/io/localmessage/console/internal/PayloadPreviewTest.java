@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.localmessage.MessageKind;
 import io.localmessage.MessageStatus;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.console.PayloadRedactor;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -12,8 +12,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class PayloadPreviewTest {
-  private static final TicketView TICKET =
-      new TicketView(
+  private static final MessageView TICKET =
+      new MessageView(
           7,
           MessageKind.ACTION,
           "pay",

@@ -1,7 +1,7 @@
 package io.localmessage.kafka.internal;
 
-import io.localmessage.internal.HeadersCodec;
-import io.localmessage.internal.Texts;
+import io.localmessage.MessageHeaders;
+import io.localmessage.Texts;
 import io.localmessage.spi.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -80,7 +80,7 @@ public final class DeadLetters {
     for (Header h : record.headers()) {
       map.put(Texts.sanitize(h.key(), MAX_HEADER_NAME), value(h.value()));
     }
-    return map.isEmpty() ? null : HeadersCodec.encode(map);
+    return map.isEmpty() ? null : MessageHeaders.encode(map);
   }
 
   static String value(byte[] bytes) {

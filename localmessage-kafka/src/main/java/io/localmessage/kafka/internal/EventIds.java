@@ -1,7 +1,7 @@
 package io.localmessage.kafka.internal;
 
+import io.localmessage.Texts;
 import io.localmessage.inbox.Inbox;
-import io.localmessage.internal.Texts;
 import io.localmessage.kafka.RelayHeaders;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

@@ -12,7 +12,7 @@ import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
- * Classifies a failed send into the ticket's outcome. Permanent: what no retry can fix for this
+ * Classifies a failed send into the message's outcome. Permanent: what no retry can fix for this
  * record (too large, cannot be serialized, not authorized, invalid topic name, rejected by the
  * broker as invalid). Everything else, including errors this class does not know, is retried with
  * the type's backoff, bounded by its attempts and max age. Not API.

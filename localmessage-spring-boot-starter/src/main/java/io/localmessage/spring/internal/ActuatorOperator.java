@@ -1,5 +1,6 @@
 package io.localmessage.spring.internal;
 
+import io.localmessage.spring.OperatorRule;
 import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;

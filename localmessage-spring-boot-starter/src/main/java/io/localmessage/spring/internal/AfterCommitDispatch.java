@@ -10,8 +10,8 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * Collects the ids of the tickets saved in one transaction and hands them to the engine right after
- * the commit. One per engine and transaction; found among the current transaction's
+ * Collects the ids of the messages saved in one transaction and hands them to the engine right
+ * after the commit. One per engine and transaction; found among the current transaction's
  * synchronizations, so a suspended outer transaction keeps its own. Not API.
  */
 public final class AfterCommitDispatch implements TransactionSynchronization {

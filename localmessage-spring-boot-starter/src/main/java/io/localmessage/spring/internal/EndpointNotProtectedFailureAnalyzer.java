@@ -1,5 +1,6 @@
 package io.localmessage.spring.internal;
 
+import io.localmessage.spring.OperatorRule;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 

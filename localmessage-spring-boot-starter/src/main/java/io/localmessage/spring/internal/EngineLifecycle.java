@@ -7,12 +7,12 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Starts the workers with the application context and stops them with it: {@link
  * LocalMessages#close()} stops claiming, waits for in-flight handlers up to the shutdown timeout
- * and releases the leases still held, so other replicas take those tickets at once. Not API.
+ * and releases the leases still held, so other replicas take those messages at once. Not API.
  */
 public final class EngineLifecycle implements SmartLifecycle {
   /**
    * Before the web server starts and after it stopped (it stops at DEFAULT_PHASE - 2048): requests
-   * that finish during its graceful shutdown still get their tickets dispatched here.
+   * that finish during its graceful shutdown still get their messages dispatched here.
    */
   public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 

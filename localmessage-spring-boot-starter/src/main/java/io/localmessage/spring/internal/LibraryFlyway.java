@@ -27,7 +27,7 @@ public final class LibraryFlyway {
    * Migrates the library's tables on {@code dataSource} and records the steps in {@code
    * historyTable}.
    *
-   * @param ticketTable the ticket table the scripts create, to recognise tables made before this
+   * @param ticketTable the message table the scripts create, to recognise tables made before this
    *     history existed
    * @return what Flyway did
    */

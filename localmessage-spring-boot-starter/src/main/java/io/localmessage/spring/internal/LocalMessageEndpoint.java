@@ -1,12 +1,13 @@
 package io.localmessage.spring.internal;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.TicketInFlightException;
+import io.localmessage.MessageInFlightException;
+import io.localmessage.Printable;
 import io.localmessage.admin.Admin;
 import io.localmessage.admin.AuditEntry;
-import io.localmessage.admin.TicketView;
+import io.localmessage.admin.MessageView;
 import io.localmessage.admin.TypeStats;
-import io.localmessage.internal.Printable;
+import io.localmessage.spring.OperatorRule;
 import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
@@ -28,13 +29,13 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *
  * <ul>
  *   <li>{@code GET /actuator/localmessage}: backlog per biz type and the paused types;
- *   <li>{@code GET /actuator/localmessage/dead?type=&afterId=&limit=}: DEAD tickets, by id;
- *   <li>{@code GET /actuator/localmessage/{id}}: one ticket (without its payload) and its audit
+ *   <li>{@code GET /actuator/localmessage/dead?type=&afterId=&limit=}: DEAD messages, by id;
+ *   <li>{@code GET /actuator/localmessage/{id}}: one message (without its payload) and its audit
  *       trail;
  *   <li>{@code POST /actuator/localmessage/{action}/{target}} with {@code {"reason": "..."}}:
  *       {@code requeue/<id>}, {@code cancel/<id>}, {@code requeue-dead/<biz-type>}, {@code
  *       pause/<biz-type>}, {@code resume/<biz-type>};
- *   <li>{@code DELETE /actuator/localmessage/{id}?reason=...}: cancel a ticket.
+ *   <li>{@code DELETE /actuator/localmessage/{id}?reason=...}: cancel a message.
  * </ul>
  *
  * <p>Read-only unless the application sets {@code localmessage.endpoint.write-enabled=true}, which
@@ -79,8 +80,8 @@ public final class LocalMessageEndpoint {
       String oldestDeadAge,
       boolean paused) {}
 
-  /** A ticket without its payload; times as ISO-8601 instants. */
-  public record TicketRow(
+  /** A message without its payload; times as ISO-8601 instants. */
+  public record MessageSummary(
       long id,
       String kind,
       String bizType,
@@ -98,12 +99,12 @@ public final class LocalMessageEndpoint {
       String updatedAt) {}
 
   /** One message and its audit trail. */
-  public record TicketDetail(TicketRow message, List<AuditRow> audit) {}
+  public record MessageDetail(MessageSummary message, List<AuditRow> audit) {}
 
   /** One recorded operator action. */
   public record AuditRow(String action, String operator, String reason, String at) {}
 
-  /** What an action did: {@code changed} tickets (or 1/0 for pause and resume). */
+  /** What an action did: {@code changed} messages (or 1/0 for pause and resume). */
   public record ActionResult(String action, String target, long changed, String operator) {}
 
   @ReadOperation
@@ -135,7 +136,7 @@ public final class LocalMessageEndpoint {
           .<WebEndpointResponse<Object>>map(
               t ->
                   new WebEndpointResponse<>(
-                      new TicketDetail(
+                      new MessageDetail(
                           row(t),
                           engine.admin().audit(ticket).stream()
                               .map(LocalMessageEndpoint::row)
@@ -196,7 +197,7 @@ public final class LocalMessageEndpoint {
                         + " pause/<biz-type> or resume/<biz-type>");
           };
       return new WebEndpointResponse<>(new ActionResult(action, target, changed, operator));
-    } catch (TicketInFlightException e) {
+    } catch (MessageInFlightException e) {
       return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
     } catch (IllegalArgumentException e) {
       return bad(e.getMessage());
@@ -216,7 +217,7 @@ public final class LocalMessageEndpoint {
     try {
       boolean done = engine.admin().cancel(ticketId(id), operator, reason.strip());
       return new WebEndpointResponse<>(new ActionResult("cancel", id, done ? 1 : 0, operator));
-    } catch (TicketInFlightException e) {
+    } catch (MessageInFlightException e) {
       // the handler may still be running: refusing is the answer, not an error of the server
       return new WebEndpointResponse<>(Map.of("error", e.getMessage()), 409);
     } catch (IllegalArgumentException e) {
@@ -282,8 +283,8 @@ public final class LocalMessageEndpoint {
         s.paused());
   }
 
-  private static TicketRow row(TicketView t) {
-    return new TicketRow(
+  private static MessageSummary row(MessageView t) {
+    return new MessageSummary(
         t.id(),
         t.kind().name(),
         t.bizType(),

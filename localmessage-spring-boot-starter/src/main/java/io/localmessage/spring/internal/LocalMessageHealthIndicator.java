@@ -17,9 +17,9 @@ import org.springframework.boot.health.contributor.Status;
 /**
  * UP with the backlog per biz type and the state of each engine loop; DOWN when a loop of the
  * running engine is stuck (no successful iteration for longer than its threshold, or its thread
- * died) or the ticket table cannot be read; the configured threshold status (OUT_OF_SERVICE by
- * default) when the oldest PENDING ticket is older than {@code maxOldestPendingAge} or more than
- * {@code maxDead} tickets are DEAD. Not API.
+ * died) or the message table cannot be read; the configured threshold status (OUT_OF_SERVICE by
+ * default) when the oldest PENDING message is older than {@code maxOldestPendingAge} or more than
+ * {@code maxDead} messages are DEAD. Not API.
  */
 public final class LocalMessageHealthIndicator extends AbstractHealthIndicator {
   private static final Logger log = LoggerFactory.getLogger(LocalMessageHealthIndicator.class);

@@ -12,7 +12,7 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * A {@code @LocalMessageHandler} method as a {@link Handler}: a {@link Message} parameter gets the
- * ticket, the other parameter (at most one) its payload as {@code byte[]}, UTF-8 {@code String} or
+ * message, the other parameter (at most one) its payload as {@code byte[]}, UTF-8 {@code String} or
  * a JSON-read object. Not API.
  */
 final class MethodHandler implements Handler {

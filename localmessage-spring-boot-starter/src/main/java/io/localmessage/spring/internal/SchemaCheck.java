@@ -24,7 +24,7 @@ public final class SchemaCheck {
 
   private SchemaCheck() {}
 
-  /** The engine's tables for a ticket table and an inbox table name, in creation order. */
+  /** The engine's tables for a message table and an inbox table name, in creation order. */
   public static List<String> tables(String table, String inboxTable) {
     return List.of(table, table + "_control", table + "_audit", inboxTable);
   }

@@ -28,7 +28,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *       connections have autocommit off, what was written there is rolled back on release.
  * </ul>
  *
- * Only the first two take a ticket. The transaction-active flag is protected in Spring, so it is
+ * Only the first two take a message. The transaction-active flag is protected in Spring, so it is
  * read reflectively; if that ever fails, the third kind cannot be told apart and is accepted, as
  * before this check existed (logged once).
  */

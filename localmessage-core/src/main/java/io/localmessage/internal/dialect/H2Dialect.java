@@ -1,0 +1,104 @@
+package io.localmessage.internal.dialect;
+
+import io.localmessage.spi.MessageRow;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.OptionalLong;
+
+/**
+ * H2 2.x, in-process (tests, demos, single-node tools). Insert-if-absent is a plain insert whose
+ * unique-key violation (SQLState 23505) is caught: H2 undoes only the failed statement, so the
+ * caller's transaction stays usable.
+ */
+final class H2Dialect extends LockingSelectDialect {
+  private static final String UNIQUE_VIOLATION = "23505";
+
+  @Override
+  public String name() {
+    return "h2";
+  }
+
+  @Override
+  public String now() {
+    return "CURRENT_TIMESTAMP(3)";
+  }
+
+  @Override
+  public String plusMillis(String base) {
+    return "DATEADD(MILLISECOND, CAST(? AS BIGINT), " + base + ")";
+  }
+
+  @Override
+  public Instant readInstant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  @Override
+  public OptionalLong insertIfAbsent(Connection c, String table, MessageRow row)
+      throws SQLException {
+    String sql =
+        "INSERT INTO "
+            + table
+            + " ("
+            + Columns.INSERT
+            + ") VALUES ("
+            + Columns.insertValues(this)
+            + ")";
+    try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
+      Columns.bindInsert(ps, row);
+      ps.executeUpdate();
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        keys.next();
+        return OptionalLong.of(keys.getLong(1));
+      }
+    } catch (SQLException e) {
+      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
+        return OptionalLong.empty();
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public boolean insertInboxIfAbsent(Connection c, String inbox, String consumer, String id)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO "
+                + inbox
+                + " (consumer, message_id, received_at) VALUES (?, ?, "
+                + now()
+                + ")")) {
+      ps.setString(1, consumer);
+      ps.setString(2, id);
+      ps.executeUpdate();
+      return true;
+    } catch (SQLException e) {
+      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public String deleteBatchSql(String table, String keyColumns, String condition) {
+    return "DELETE FROM "
+        + table
+        + " WHERE ("
+        + keyColumns
+        + ") IN (SELECT "
+        + keyColumns
+        + " FROM "
+        + table
+        + " WHERE "
+        + condition
+        + " FETCH FIRST ? ROWS ONLY)";
+  }
+}

@@ -1,0 +1,245 @@
+package io.localmessage.internal.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The poller: one thread that decides when to claim. It claims at once for messages committed on
+ * this replica (after-commit dispatch), on a wake-up from another replica or an operator, when
+ * slots come back after a starved or full claim, when a retry this replica wrote falls due, and
+ * otherwise every poll interval, adaptively: after a claim that found messages the next comes after
+ * a tenth of the interval, and each empty claim doubles the wait back to the interval.
+ */
+final class ClaimLoop {
+  private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
+  // bounds of the extra wait for a fuller claim, see awaitFullerClaim()
+  private static final long MIN_GRACE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+  private static final long MAX_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+  private final Settings settings;
+  private final Claimer claimer;
+  private final Slots slots;
+  private final Signal signal;
+  private final LongSupplier avgHandlerNanos;
+  private final WakeUps wakeUps;
+  private final LoopHealth health;
+  private final long minIntervalNanos;
+  private final AtomicLong nextDueNanos = new AtomicLong(Long.MAX_VALUE);
+  private final ConcurrentLinkedQueue<Long> committed = new ConcurrentLinkedQueue<>();
+  private volatile boolean wakeRequested;
+  private volatile boolean running;
+  private volatile boolean stopped;
+  private volatile Thread poller;
+
+  ClaimLoop(
+      Settings settings,
+      Claimer claimer,
+      Slots slots,
+      Signal signal,
+      LongSupplier avgHandlerNanos,
+      WakeUps wakeUps) {
+    this.settings = settings;
+    this.claimer = claimer;
+    this.slots = slots;
+    this.signal = signal;
+    this.avgHandlerNanos = avgHandlerNanos;
+    this.wakeUps = wakeUps;
+    // adaptive polling: this often while claims keep finding messages, doubling back to the poll
+    // interval when they come back empty
+    this.minIntervalNanos =
+        Math.min(
+            settings.pollInterval().toNanos(),
+            Math.max(TimeUnit.MILLISECONDS.toNanos(10), settings.pollInterval().toNanos() / 10));
+    this.health =
+        new LoopHealth(
+            "poller",
+            Threads.max(settings.loopStuckAfter(), settings.pollInterval().multipliedBy(3)),
+            () -> poller == null || poller.isAlive() || !running,
+            () -> running);
+  }
+
+  LoopHealth health() {
+    return health;
+  }
+
+  boolean stopped() {
+    return stopped;
+  }
+
+  void start() {
+    health.success(); // judged from the start, not from when the engine was built
+    running = true;
+    Thread t = new Thread(this::pollLoop, "lm-poller-" + settings.replicaId());
+    t.setDaemon(true);
+    poller = t;
+    t.start();
+  }
+
+  /** Stops claiming: no new claim round starts; waits for the poller thread to end. */
+  void stop() {
+    markStopped();
+    signal.signal();
+    join();
+  }
+
+  /** Stops claiming without waiting (a crash); {@link #join()} waits. */
+  void markStopped() {
+    running = false;
+    stopped = true;
+  }
+
+  void join() {
+    Thread t = poller;
+    if (t != null) {
+      try {
+        t.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Messages committed on this replica: claimed here at once when slots are free. */
+  void dispatchNow(Collection<Long> ids) {
+    if (stopped || ids.isEmpty() || !running) {
+      return;
+    }
+    committed.addAll(ids);
+    signal.signal();
+  }
+
+  /** Another replica (or an operator) asked for a claim round now. */
+  void wake() {
+    wakeRequested = true;
+    signal.signal();
+  }
+
+  /** A message this replica knows of becomes due at {@code nanos}: claim then, not a tick later. */
+  void dueAt(long nanos) {
+    long before = nextDueNanos.getAndAccumulate(nanos, Math::min);
+    if (nanos < before) {
+      signal.signal();
+    }
+  }
+
+  private void pollLoop() {
+    long lastGeneral = 0;
+    long interval = settings.pollInterval().toNanos();
+    boolean lastFull = false;
+    int failures = 0;
+    while (running) {
+      try {
+        List<Long> ids = drainCommitted();
+        if (!ids.isEmpty()) {
+          Claimer.Result h = claimer.claim(ids, null, false);
+          if (wakeUps != null && h.claimed() < ids.size()) {
+            // committed messages this replica cannot run now: let another replica take them
+            wakeUps.requestNotify();
+          }
+        }
+        boolean slotsCameBack = slots.starved() && slots.available() > 0;
+        long now = System.nanoTime();
+        long due = nextDueNanos.get();
+        boolean dueReached = due != Long.MAX_VALUE && now - due >= 0;
+        boolean woken = wakeRequested;
+        boolean full = false;
+        if (lastFull || slotsCameBack || woken || dueReached || now - lastGeneral >= interval) {
+          wakeRequested = false;
+          if (dueReached) {
+            nextDueNanos.compareAndSet(due, Long.MAX_VALUE);
+          }
+          // a fair round at least every poll interval, and whenever something new may be due;
+          // otherwise (a full claim asks for more) refill the types that filled their share
+          boolean fair =
+              woken
+                  || dueReached
+                  || now - claimer.lastFairNanos() >= settings.pollInterval().toNanos()
+                  || !(lastFull || slotsCameBack);
+          Claimer.Result r = claimer.claim(null, null, !fair);
+          lastGeneral = now;
+          full = r.full();
+          slots.starved(r.noFreeSlots() || r.full());
+          interval =
+              r.claimed() > 0
+                  ? minIntervalNanos
+                  : Math.min(settings.pollInterval().toNanos(), interval * 2);
+        }
+        lastFull = full;
+        failures = 0;
+        health.success();
+        if (!full && committed.isEmpty()) {
+          long after = System.nanoTime();
+          long wait = lastGeneral + interval - after;
+          long next = nextDueNanos.get();
+          if (next != Long.MAX_VALUE) {
+            wait = Math.min(wait, next - after);
+          }
+          if (wait > 0) {
+            await(Duration.ofNanos(wait));
+          }
+        } else if (full) {
+          awaitFullerClaim();
+        }
+      } catch (Throwable e) {
+        // nothing may stop the poller: log, pause, try again
+        health.failure(e);
+        failures++;
+        log.warn(
+            "event=poll_failed replica={} failures={} error={}",
+            settings.replicaId(),
+            failures,
+            Threads.describe(e));
+        long backoff =
+            Math.min(settings.pollInterval().toMillis() << Math.min(failures, 6), 10_000);
+        await(Duration.ofMillis(backoff));
+      }
+    }
+  }
+
+  private void await(Duration max) {
+    signal.await(max, () -> running);
+  }
+
+  /**
+   * After a full claim: wait until half the slots are free (or a poll interval passed), then, when
+   * handler calls are short, a little longer for the rest, at most as long as the last claim took.
+   * Waiting that long costs at most what a second, smaller claim would, and with fast handlers
+   * every claim comes back full: one round trip for {@code concurrency} messages instead of two for
+   * half as many each. Handlers slower than that wait would not fill the claim anyway; for them the
+   * next claim overlaps the calls still running.
+   */
+  private void awaitFullerClaim() {
+    if (slots.belowWakeThreshold()) {
+      await(settings.pollInterval());
+    }
+    long grace = Math.max(MIN_GRACE_NANOS, Math.min(MAX_GRACE_NANOS, claimer.lastClaimNanos()));
+    if (avgHandlerNanos.getAsLong() > grace) {
+      return;
+    }
+    long deadline = System.nanoTime() + grace;
+    while (running && committed.isEmpty() && !slots.allFree()) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      await(Duration.ofNanos(left));
+    }
+  }
+
+  private List<Long> drainCommitted() {
+    List<Long> ids = new ArrayList<>();
+    Long id;
+    while (ids.size() < 1000 && (id = committed.poll()) != null) {
+      ids.add(id);
+    }
+    return ids;
+  }
+}

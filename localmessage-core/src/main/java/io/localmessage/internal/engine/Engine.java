@@ -1,0 +1,325 @@
+package io.localmessage.internal.engine;
+
+import io.localmessage.BatchHandler;
+import io.localmessage.ConnectionCallback;
+import io.localmessage.EngineHealth;
+import io.localmessage.Handler;
+import io.localmessage.HandlerConfig;
+import io.localmessage.LocalMessageException;
+import io.localmessage.LocalMessages;
+import io.localmessage.NewMessage;
+import io.localmessage.SaveResult;
+import io.localmessage.StoreException;
+import io.localmessage.admin.Admin;
+import io.localmessage.internal.store.MessageQueries;
+import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.internal.store.OperatorActions;
+import io.localmessage.internal.store.Retention;
+import io.localmessage.internal.store.SchemaScripts;
+import io.localmessage.internal.store.Tables;
+import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
+import io.localmessage.spi.EngineListener;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link LocalMessages} of one service: registration until the configuration is sealed, the
+ * lifecycle of its {@link EngineLoops}, saving ({@link Saves}) and the admin API. Built by {@link
+ * Engines#create}.
+ */
+final class Engine implements LocalMessages {
+  private static final Logger log = LoggerFactory.getLogger(Engine.class);
+
+  private final Settings settings;
+  private final Dialect dialect;
+  private final Tables tables;
+  private final MessageQueue queue;
+  private final MessageQueries queries;
+  private final Retention retention;
+  private final EngineListener listener;
+  private final Map<String, Registration> registrations = new ConcurrentHashMap<>();
+  private final Saves saves;
+  private final AdminImpl admin;
+  private final WakeUps wakeUps;
+  private volatile EngineLoops loops;
+  private volatile boolean started;
+  private volatile boolean closed;
+
+  Engine(Settings settings) {
+    this.settings = settings;
+    this.dialect =
+        settings.dialect() != null ? settings.dialect() : Dialects.detect(settings.dataSource());
+    this.tables = Tables.of(settings.table(), settings.inboxTable());
+    this.queue = new MessageQueue(settings.dataSource(), dialect, tables);
+    this.queries = new MessageQueries(settings.dataSource(), dialect, tables);
+    this.retention = new Retention(settings.dataSource(), dialect, tables.message());
+    // before the listener: the metrics binding reads backlog gauges through the admin API
+    this.admin =
+        new AdminImpl(
+            settings,
+            dialect,
+            new OperatorActions(settings.dataSource(), dialect, tables, settings.purgeBatchSize()),
+            queries,
+            retention,
+            this::pausedChanged);
+    this.listener = Listeners.combine(settings.listener(), settings.meterRegistry(), admin);
+    this.saves = new Saves(settings, queue, registrations, listener);
+    if (settings.autoCreateSchema()) {
+      SchemaScripts.create(settings.dataSource(), dialect, tables);
+    }
+    this.wakeUps =
+        settings.wakeUps() && dialect.name().equals("postgresql")
+            ? new WakeUps(
+                settings.dataSource(),
+                settings.table(),
+                settings.replicaId(),
+                listener,
+                settings.loopStuckAfter())
+            : null;
+  }
+
+  // ---------------------------------------------------------------- registration and lifecycle
+
+  @Override
+  public LocalMessages register(String bizType, Handler handler, HandlerConfig config) {
+    Objects.requireNonNull(handler, "handler");
+    return add(
+        new Registration(
+            NewMessage.checkBizType(bizType),
+            handler,
+            null,
+            Objects.requireNonNull(config, "config"),
+            settings.concurrency()));
+  }
+
+  @Override
+  public LocalMessages registerBatch(String bizType, BatchHandler handler, HandlerConfig config) {
+    Objects.requireNonNull(handler, "handler");
+    return add(
+        new Registration(
+            NewMessage.checkBizType(bizType),
+            null,
+            handler,
+            Objects.requireNonNull(config, "config"),
+            settings.concurrency()));
+  }
+
+  private synchronized LocalMessages add(Registration r) {
+    if (started || loops != null) {
+      throw new IllegalStateException(
+          "the configuration is sealed once started (or once runOnce"
+              + " ran): register '"
+              + r.bizType
+              + "' before");
+    }
+    var needed = r.config.handlerTimeout().plus(settings.writeBackMargin());
+    if (settings.maxExecutionTime().compareTo(needed) < 0) {
+      throw new IllegalArgumentException(
+          "maxExecutionTime "
+              + settings.maxExecutionTime()
+              + " is shorter than the handler timeout "
+              + r.config.handlerTimeout()
+              + " of '"
+              + r.bizType
+              + "' plus the write-back margin "
+              + settings.writeBackMargin()
+              + ": the lease of a slow handler would stop being renewed while it still runs");
+    }
+    if (registrations.putIfAbsent(r.bizType, r) != null) {
+      throw new IllegalArgumentException("biz type '" + r.bizType + "' is already registered");
+    }
+    return this;
+  }
+
+  private synchronized EngineLoops loops() {
+    if (closed) {
+      throw new IllegalStateException("the engine is closed");
+    }
+    if (loops == null) {
+      loops =
+          new EngineLoops(
+              settings,
+              queue,
+              retention,
+              queries::pausedTypes,
+              Map.copyOf(registrations),
+              listener,
+              wakeUps);
+    }
+    return loops;
+  }
+
+  @Override
+  public synchronized void start() {
+    if (started) {
+      return;
+    }
+    EngineLoops l = loops();
+    l.start();
+    if (wakeUps != null && !registrations.isEmpty()) {
+      wakeUps.listen(l::wake);
+    }
+    started = true;
+    log.info(
+        "event=started replica={} types={} concurrency={} lease={} poll_interval={}",
+        settings.replicaId(),
+        registrations.keySet(),
+        settings.concurrency(),
+        settings.lease(),
+        settings.pollInterval());
+  }
+
+  @Override
+  public void close() {
+    EngineLoops l;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      l = loops;
+    }
+    if (wakeUps != null) {
+      wakeUps.close();
+    }
+    if (l != null) {
+      l.close();
+    }
+    log.info("event=stopped replica={}", settings.replicaId());
+  }
+
+  /** Stops at once as a crash would: no more write-backs, leases not released. */
+  void halt() {
+    EngineLoops l;
+    synchronized (this) {
+      closed = true;
+      l = loops;
+    }
+    if (wakeUps != null) {
+      wakeUps.close();
+    }
+    if (l != null) {
+      l.halt();
+    }
+  }
+
+  @Override
+  public int runOnce() {
+    return loops().runOnce();
+  }
+
+  @Override
+  public void dispatchNow(Collection<Long> ids) {
+    if (ids.isEmpty() || closed) {
+      return;
+    }
+    EngineLoops l = loops;
+    if (l != null && started && !registrations.isEmpty()) {
+      l.dispatchNow(ids); // claims what it can here; asks the others for the rest
+    } else if (wakeUps != null) {
+      wakeUps.requestNotify();
+    }
+  }
+
+  // ---------------------------------------------------------------- saving
+
+  @Override
+  public SaveResult save(Connection connection, NewMessage message) {
+    return saves.save(connection, message);
+  }
+
+  @Override
+  public List<SaveResult> saveAll(Connection connection, List<NewMessage> messages) {
+    return saves.saveAll(connection, messages);
+  }
+
+  @Override
+  public <T> T inTransaction(ConnectionCallback<T> work) {
+    Objects.requireNonNull(work, "work");
+    List<Long> ids;
+    T result;
+    try (Connection c = settings.dataSource().getConnection()) {
+      boolean auto = c.getAutoCommit();
+      c.setAutoCommit(false);
+      Saves.TxScope outer = saves.open(c);
+      try {
+        result = work.doInTransaction(c);
+        c.commit();
+        ids = saves.savedInScope();
+      } catch (Exception | Error e) {
+        try {
+          c.rollback();
+        } catch (SQLException rollbackFailure) {
+          e.addSuppressed(rollbackFailure);
+        }
+        if (e instanceof RuntimeException re) {
+          throw re;
+        }
+        if (e instanceof Error err) {
+          throw err;
+        }
+        throw new LocalMessageException("transaction work failed: " + e.getMessage(), e);
+      } finally {
+        saves.close(outer);
+        c.setAutoCommit(auto);
+      }
+    } catch (SQLException e) {
+      throw new StoreException("transaction failed: " + e.getMessage(), e);
+    }
+    dispatchNow(ids);
+    return result;
+  }
+
+  @Override
+  public SaveResult saveDetached(NewMessage message) {
+    return inTransaction(c -> save(c, message));
+  }
+
+  // ---------------------------------------------------------------- the rest
+
+  @Override
+  public EngineHealth health() {
+    EngineLoops l = loops;
+    List<EngineHealth.Loop> all = new ArrayList<>(l == null ? List.of() : l.health());
+    EngineHealth.Loop listening = wakeUps == null || closed ? null : wakeUps.health();
+    if (listening != null) {
+      all.add(listening);
+    }
+    return new EngineHealth(settings.replicaId(), started && !closed, all);
+  }
+
+  @Override
+  public Admin admin() {
+    return admin;
+  }
+
+  @Override
+  public String schemaDdl() {
+    return SchemaScripts.ddl(dialect, tables);
+  }
+
+  @Override
+  public String replicaId() {
+    return settings.replicaId();
+  }
+
+  private void pausedChanged() {
+    EngineLoops l = loops;
+    if (l != null) {
+      l.invalidatePaused();
+      l.wake();
+    }
+    if (wakeUps != null) {
+      wakeUps.requestNotify();
+    }
+  }
+}

@@ -1,0 +1,219 @@
+package io.localmessage.internal.engine;
+
+import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.spi.EngineListener;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executions of this replica: the worker pool that runs them, the set of those in flight, the
+ * timeout watchdog and the lease renewer that watch that set, and the shutdown of what still runs.
+ * Each execution's slots are given back when its thread leaves the handler, by the task that ran
+ * it; its outcome goes from the execution to {@link Outcomes}, never back through here.
+ */
+final class Executions {
+  private static final Logger log = LoggerFactory.getLogger(Executions.class);
+  // how long close() waits for handlers it interrupted to leave
+  private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
+
+  private final Settings settings;
+  private final Outcomes outcomes;
+  private final Slots slots;
+  private final Set<Execution> inFlight = ConcurrentHashMap.newKeySet();
+  private final ThreadPoolExecutor workers;
+  private final ScheduledThreadPoolExecutor watchdog;
+  private final ScheduledThreadPoolExecutor renewal;
+  private final LoopHealth watchdogHealth;
+  private final LoopHealth renewerHealth;
+
+  Executions(
+      Settings settings,
+      Map<String, Registration> registrations,
+      MessageQueue queue,
+      Outcomes outcomes,
+      Slots slots,
+      EngineListener listener) {
+    this.settings = settings;
+    this.outcomes = outcomes;
+    this.slots = slots;
+    this.workers =
+        new ThreadPoolExecutor(
+            settings.concurrency(),
+            settings.concurrency(),
+            60,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            Threads.named("lm-worker-" + settings.replicaId()));
+    this.workers.allowCoreThreadTimeOut(true);
+    Duration stuck = settings.loopStuckAfter();
+    // one watchdog scans the in-flight set instead of a timer task per message: no per-message
+    // scheduling cost on the hot path, timeouts fire within one tick of their deadline
+    this.watchdog =
+        new ScheduledThreadPoolExecutor(1, Threads.named("lm-watchdog-" + settings.replicaId()));
+    long tick = Math.max(5, Math.min(100, minTimeoutMillis(registrations) / 10));
+    this.watchdogHealth =
+        new LoopHealth("watchdog", Threads.max(stuck, Duration.ofMillis(tick * 10)), () -> true);
+    this.watchdog.scheduleWithFixedDelay(this::timeOutOverdue, tick, tick, TimeUnit.MILLISECONDS);
+    Duration renewTick = LeaseRenewer.tick(settings.lease());
+    this.renewerHealth =
+        new LoopHealth("renewer", Threads.max(stuck, renewTick.multipliedBy(10)), () -> true);
+    LeaseRenewer renewer =
+        new LeaseRenewer(
+            queue,
+            inFlight,
+            listener,
+            renewerHealth,
+            settings.lease(),
+            settings.maxExecutionTime());
+    this.renewal =
+        new ScheduledThreadPoolExecutor(1, Threads.named("lm-renewer-" + settings.replicaId()));
+    this.renewal.scheduleWithFixedDelay(
+        renewer::renewDue, renewTick.toMillis(), renewTick.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private static long minTimeoutMillis(Map<String, Registration> registrations) {
+    return registrations.values().stream()
+        .mapToLong(r -> r.config.handlerTimeout().toMillis())
+        .min()
+        .orElse(1000);
+  }
+
+  LoopHealth watchdogHealth() {
+    return watchdogHealth;
+  }
+
+  LoopHealth renewerHealth() {
+    return renewerHealth;
+  }
+
+  /**
+   * Starts one execution of {@code messages} (their slots already reserved). From here on the slots
+   * belong to the execution: the task that runs it gives them back when the thread leaves. Returns
+   * null when the pool refuses (closing): then nothing was started and the caller still owns the
+   * slots and the claimed rows.
+   */
+  Execution start(Registration reg, List<ClaimedMessage> messages) {
+    Execution e = new Execution(reg, messages, outcomes);
+    inFlight.add(e);
+    try {
+      workers.execute(() -> run(e));
+    } catch (RuntimeException rejected) {
+      inFlight.remove(e);
+      e.abandon();
+      e.written.complete(null);
+      return null;
+    }
+    return e;
+  }
+
+  private void run(Execution e) {
+    try {
+      e.run();
+    } finally {
+      inFlight.remove(e);
+      slots.finished(e.registration, e.messages.size());
+    }
+  }
+
+  /**
+   * Interrupts handlers past their timeout. Writes nothing: the timeout outcome is written when the
+   * handler's thread leaves, and the lease stays renewed until then.
+   */
+  private void timeOutOverdue() {
+    try {
+      long now = System.nanoTime();
+      for (Execution e : inFlight) {
+        if (e.overdue(now) && e.timeOut()) {
+          log.warn(
+              "event=handler_timeout biz_type={} ids={} timeout={} note=interrupted; the retry is"
+                  + " written when the handler returns, the lease is kept until then",
+              e.registration.bizType,
+              e.ids(),
+              e.registration.config.handlerTimeout());
+        }
+      }
+      watchdogHealth.success();
+    } catch (Throwable t) {
+      // a scheduled task that throws is never run again: the watchdog must survive anything
+      watchdogHealth.failure(t);
+      log.error("event=watchdog_failed error={}", t.toString());
+    }
+  }
+
+  /**
+   * The executions' part of a graceful stop: waits for handlers up to the shutdown timeout, then
+   * interrupts what still runs and waits a short grace. An interrupted execution that leaves within
+   * the grace writes its own outcome (a success stands, anything else gives the attempt back and is
+   * due at once). One that is still inside keeps its lease: its attempt is given back, the lease
+   * end is left as it is, its version moves on so its late outcome is dropped, and its lease is no
+   * longer renewed.
+   */
+  void close() {
+    workers.shutdown();
+    boolean drained = Threads.await(workers, settings.shutdownTimeout());
+    if (!drained) {
+      log.warn(
+          "event=shutdown_timeout in_flight={} waited={}",
+          inFlight.size(),
+          settings.shutdownTimeout());
+      inFlight.forEach(Execution::interruptForShutdown);
+      Threads.await(workers, SHUTDOWN_GRACE);
+    }
+    renewal.shutdownNow();
+    int kept = 0;
+    for (Execution e : inFlight) {
+      if (!e.abandonIfInside()) {
+        continue;
+      }
+      for (ClaimedMessage m : e.messages) {
+        if (m.fenced()) {
+          continue;
+        }
+        kept++;
+        outcomes.keepLease(m);
+      }
+      e.written.complete(null);
+    }
+    if (kept > 0) {
+      log.warn(
+          "event=leases_kept replica={} tickets={} note=handlers still running after the shutdown"
+              + " timeout keep their leases until they end; their attempts are given back",
+          settings.replicaId(),
+          kept);
+    }
+  }
+
+  /** After the writer stopped: the watchdog goes, and the pool gets a last short wait. */
+  void finish() {
+    watchdog.shutdownNow();
+  }
+
+  /** The last wait for the worker threads, at the very end of a stop. */
+  void awaitWorkers() {
+    Threads.await(workers, Duration.ofSeconds(1));
+  }
+
+  /** Gives up on every execution as a crash would: nothing they do is written any more. */
+  void abandonAll() {
+    for (Execution e : inFlight) {
+      e.abandon();
+      e.written.complete(null);
+    }
+  }
+
+  /** Stops the pool, the watchdog and the renewer at once. */
+  void halt() {
+    workers.shutdownNow();
+    watchdog.shutdownNow();
+    renewal.shutdownNow();
+  }
+}

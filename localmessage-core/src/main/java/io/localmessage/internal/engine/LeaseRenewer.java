@@ -1,0 +1,147 @@
+package io.localmessage.internal.engine;
+
+import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.spi.EngineListener;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the leases of running handlers alive: once a third of a lease has passed, the lease of
+ * every message whose handler is still running is extended to a full lease again, version-checked,
+ * in one statement for all of them. So a lease can be short (a crashed replica's messages come back
+ * soon) whatever the handlers' timeouts, and a handler that outlives its timeout still holds its
+ * message until its thread leaves.
+ *
+ * <p>A renewal that finds a message's version changed means the message was cancelled or taken over
+ * (this replica's lease ran out, for example while it was frozen or cut off from the database): the
+ * execution is fenced, its outcome will be dropped, and the handler is interrupted. Renewal stops
+ * at {@code maxExecutionTime} after the handler started, so a wedged thread cannot hold a message
+ * forever: its lease then runs out and another replica may run the message.
+ */
+final class LeaseRenewer {
+  private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
+  private static final int MAX_PER_STATEMENT = 1000;
+
+  private final MessageQueue queue;
+  private final Collection<Execution> inFlight;
+  private final EngineListener listener;
+  private final LoopHealth health;
+  private final long leaseNanos;
+  private final long renewAfterNanos;
+  private final long maxExecutionNanos;
+
+  LeaseRenewer(
+      MessageQueue queue,
+      Collection<Execution> inFlight,
+      EngineListener listener,
+      LoopHealth health,
+      Duration lease,
+      Duration maxExecutionTime) {
+    this.queue = queue;
+    this.inFlight = inFlight;
+    this.listener = listener;
+    this.health = health;
+    this.leaseNanos = lease.toNanos();
+    this.renewAfterNanos = leaseNanos / 3;
+    this.maxExecutionNanos = maxExecutionTime.toNanos();
+  }
+
+  /** How often {@link #renewDue()} should run: a sixth of the lease, 20 ms to 1 s. */
+  static Duration tick(Duration lease) {
+    return Duration.ofMillis(Math.max(20, Math.min(1000, lease.toMillis() / 6)));
+  }
+
+  /** One round: renews every lease that is a third used, fences what was taken over. */
+  void renewDue() {
+    try {
+      long now = System.nanoTime();
+      List<ClaimedMessage> due = new ArrayList<>();
+      Map<ClaimedMessage, Execution> owner = new LinkedHashMap<>();
+      for (Execution e : inFlight) {
+        if (!e.inside()) {
+          continue;
+        }
+        if (e.pastCap(now, maxExecutionNanos)) {
+          if (e.pastCapFirstTime(now, maxExecutionNanos)) {
+            log.error(
+                "event=renewal_cap_reached biz_type={} ids={} max_execution_time={}"
+                    + " note=the lease is no longer renewed; another replica may run these messages"
+                    + " when it ends",
+                e.registration.bizType,
+                e.ids(),
+                Duration.ofNanos(maxExecutionNanos));
+          }
+          continue;
+        }
+        for (ClaimedMessage m : e.messages) {
+          if (!m.fenced() && now - m.renewedAtNanos() >= renewAfterNanos) {
+            due.add(m);
+            owner.put(m, e);
+          }
+        }
+      }
+      for (int i = 0; i < due.size(); i += MAX_PER_STATEMENT) {
+        renew(due.subList(i, Math.min(due.size(), i + MAX_PER_STATEMENT)), owner);
+      }
+      health.success();
+    } catch (Throwable t) {
+      health.failure(t);
+      log.warn("event=lease_renewal_failed error={}", Threads.describe(t));
+    }
+  }
+
+  private void renew(List<ClaimedMessage> batch, Map<ClaimedMessage, Execution> owner) {
+    long[] ids = new long[batch.size()];
+    long[] versions = new long[batch.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = batch.get(i).id();
+      versions[i] = batch.get(i).row().version();
+    }
+    long start = System.nanoTime();
+    Set<Long> matched = queue.renewLeases(ids, versions, leaseNanos / 1_000_000);
+    Map<String, int[]> counts = new LinkedHashMap<>();
+    for (ClaimedMessage m : batch) {
+      int[] c = counts.computeIfAbsent(m.bizType(), t -> new int[2]);
+      if (matched.contains(m.id())) {
+        m.renewed(start, leaseNanos);
+        c[0]++;
+        continue;
+      }
+      Execution e = owner.get(m);
+      if (!e.inside()) {
+        // the thread left while the statement ran, and its outcome may already be written (the
+        // row gone or changed by it): the write-back's own version check decides, not a fence
+        continue;
+      }
+      m.fence();
+      c[1]++;
+      log.warn(
+          "event=fenced biz_type={} id={} idem_key={} attempt={}"
+              + " note=cancelled or taken over after this replica's lease ran out; its outcome"
+              + " will be dropped",
+          m.bizType(),
+          m.id(),
+          m.idemKey(),
+          m.attempt());
+      if (e.messages.stream().allMatch(ClaimedMessage::fenced)) {
+        e.interruptFenced();
+      }
+    }
+    counts.forEach(
+        (type, c) -> {
+          if (c[0] > 0) {
+            Threads.safe(() -> listener.leaseRenewed(type, c[0]));
+          }
+          if (c[1] > 0) {
+            Threads.safe(() -> listener.fenced(type, c[1]));
+          }
+        });
+  }
+}

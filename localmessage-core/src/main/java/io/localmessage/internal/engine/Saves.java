@@ -1,0 +1,185 @@
+package io.localmessage.internal.engine;
+
+import io.localmessage.MessageHeaders;
+import io.localmessage.NewMessage;
+import io.localmessage.SaveResult;
+import io.localmessage.StoreException;
+import io.localmessage.TransactionRequiredException;
+import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.spi.EngineListener;
+import io.localmessage.spi.MessageRow;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Saving in the caller's transaction: validates everything before writing anything, refuses an
+ * autocommit connection, reports a duplicate key as a duplicate, and remembers what was saved
+ * inside {@code inTransaction} so it can be dispatched after the commit.
+ */
+final class Saves {
+  private static final Logger log = LoggerFactory.getLogger(Saves.class);
+
+  private final Settings settings;
+  private final MessageQueue queue;
+  private final Map<String, Registration> registrations;
+  private final EngineListener listener;
+  private final ThreadLocal<TxScope> txScope = new ThreadLocal<>();
+
+  /** Messages saved inside one {@code inTransaction} call. */
+  record TxScope(Connection connection, List<Long> ids) {}
+
+  Saves(
+      Settings settings,
+      MessageQueue queue,
+      Map<String, Registration> registrations,
+      EngineListener listener) {
+    this.settings = settings;
+    this.queue = queue;
+    this.registrations = registrations;
+    this.listener = listener;
+  }
+
+  SaveResult save(Connection connection, NewMessage message) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(message, "message");
+    MessageRow row = toRow(message);
+    requireTransaction(connection);
+    SaveResult result = insert(connection, message, row);
+    remember(connection, result);
+    return result;
+  }
+
+  List<SaveResult> saveAll(Connection connection, List<NewMessage> messages) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(messages, "messages");
+    List<MessageRow> rows = new ArrayList<>(messages.size());
+    for (NewMessage m : messages) {
+      // validate everything before writing anything
+      rows.add(toRow(Objects.requireNonNull(m, "messages contains null")));
+    }
+    requireTransaction(connection);
+    List<SaveResult> results = new ArrayList<>(messages.size());
+    for (int i = 0; i < rows.size(); i++) {
+      SaveResult r = insert(connection, messages.get(i), rows.get(i));
+      remember(connection, r);
+      results.add(r);
+    }
+    return results;
+  }
+
+  private void remember(Connection connection, SaveResult r) {
+    TxScope scope = txScope.get();
+    if (scope != null && scope.connection == connection && !r.duplicate()) {
+      scope.ids.add(r.id());
+    }
+  }
+
+  /** Opens a scope for the messages saved on {@code c}; returns the enclosing one. */
+  TxScope open(Connection c) {
+    TxScope outer = txScope.get();
+    txScope.set(new TxScope(c, new ArrayList<>()));
+    return outer;
+  }
+
+  /** The ids saved in the current scope. */
+  List<Long> savedInScope() {
+    return txScope.get().ids;
+  }
+
+  /** Closes the current scope, going back to {@code outer}. */
+  void close(TxScope outer) {
+    if (outer == null) {
+      txScope.remove();
+    } else {
+      txScope.set(outer);
+    }
+  }
+
+  private MessageRow toRow(NewMessage m) {
+    if (m.payload().length > settings.maxPayloadBytes()) {
+      throw new IllegalArgumentException(
+          "payload of '"
+              + m.bizType()
+              + "' / '"
+              + m.idemKey()
+              + "' is "
+              + m.payload().length
+              + " bytes, larger than maxPayloadBytes "
+              + settings.maxPayloadBytes());
+    }
+    Registration reg = registrations.get(m.bizType());
+    // 0: not known here, the replica that handles the message sets its own cap at the first claim
+    int maxAttempts =
+        m.maxAttempts() != null
+            ? m.maxAttempts()
+            : reg != null
+                ? reg.config.maxAttempts()
+                : settings.defaultMaxAttemptsSet() ? settings.defaultMaxAttempts() : 0;
+    return new MessageRow(
+        m.kind(),
+        m.bizType(),
+        m.idemKey(),
+        m.aggregateId(),
+        m.destination(),
+        m.payload(),
+        m.headers().isEmpty() ? null : MessageHeaders.encode(m.headers()),
+        maxAttempts,
+        m.delay().toMillis());
+  }
+
+  private static void requireTransaction(Connection c) {
+    boolean auto;
+    try {
+      auto = c.getAutoCommit();
+    } catch (SQLException e) {
+      throw new StoreException("cannot read the connection's autocommit mode", e);
+    }
+    if (auto) {
+      throw new TransactionRequiredException(
+          "save needs a connection inside the business"
+              + " transaction (autocommit off); this one is in autocommit mode, so the message"
+              + " could outlive a rolled-back business change. Nothing was written.");
+    }
+  }
+
+  private SaveResult insert(Connection c, NewMessage m, MessageRow row) {
+    try {
+      OptionalLong id = queue.insert(c, row);
+      if (id.isPresent()) {
+        saved(m.bizType(), false);
+        log.debug(
+            "event=saved biz_type={} id={} idem_key={}", m.bizType(), id.getAsLong(), m.idemKey());
+        return new SaveResult(id.getAsLong(), false, m.bizType(), m.idemKey());
+      }
+      long existing = queue.existingId(c, m.bizType(), m.idemKey()).orElse(-1L);
+      saved(m.bizType(), true);
+      log.info(
+          "event=duplicate_save biz_type={} id={} idem_key={}", m.bizType(), existing, m.idemKey());
+      return new SaveResult(existing, true, m.bizType(), m.idemKey());
+    } catch (SQLException e) {
+      try {
+        listener.saveFailed(m.bizType(), e);
+      } catch (RuntimeException ignored) {
+        // a listener must not hide the real failure
+      }
+      throw new StoreException(
+          "saving message '" + m.bizType() + "' / '" + m.idemKey() + "' failed: " + e.getMessage(),
+          e);
+    }
+  }
+
+  private void saved(String bizType, boolean duplicate) {
+    try {
+      listener.saved(bizType, duplicate);
+    } catch (RuntimeException e) {
+      log.warn("event=listener_failed error={}", e.toString());
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package io.localmessage.internal.engine;
+
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientException;
+
+/** Tells a database that is briefly unavailable from a statement it refuses. */
+final class SqlErrors {
+  private SqlErrors() {}
+
+  /**
+   * True when trying the same statement again later may succeed: lost or refused connections, pool
+   * timeouts, deadlocks and serialization failures, lock wait timeouts, a server shutting down or
+   * starting. False for what the database refuses in the statement itself (bad data, constraint
+   * violations) and for failures that are not SQL errors.
+   */
+  static boolean isTransient(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof SQLTransientException
+          || t instanceof SQLRecoverableException
+          || t instanceof SQLNonTransientConnectionException) {
+        return true;
+      }
+      if (t instanceof SQLException e) {
+        String state = e.getSQLState();
+        if (state != null
+            && (state.startsWith("08")
+                || state.startsWith("40")
+                || state.startsWith("53")
+                || state.startsWith("57")
+                || state.startsWith("HYT"))) {
+          return true;
+        }
+        int code = e.getErrorCode();
+        if (code == 1205 || code == 1213 || code == 2006 || code == 2013) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,115 @@
+package io.localmessage.internal.store;
+
+import io.localmessage.MessageStatus;
+import io.localmessage.StoreException;
+import io.localmessage.internal.dialect.Codes;
+import io.localmessage.spi.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import javax.sql.DataSource;
+
+/**
+ * The retention purge of terminal messages and of inbox rows: bounded batches, each its own short
+ * statement at READ COMMITTED, served by an index, so a purge never holds locks that claims wait
+ * for.
+ */
+public final class Retention {
+  private final DataSource dataSource;
+  private final Dialect dialect;
+  private final String table;
+
+  /** Purges of the message table {@code table}. */
+  public Retention(DataSource dataSource, Dialect dialect, String table) {
+    this.dataSource = dataSource;
+    this.dialect = dialect;
+    this.table = table;
+  }
+
+  /**
+   * Deletes terminal messages of {@code status} last updated more than {@code olderThan} ago, of
+   * {@code bizType} or, when it is null, of every type present (one type after the other), in
+   * statements of at most {@code batchSize} rows, each its own short transaction at READ COMMITTED.
+   * Every statement is served by the due index {@code (biz_type, status, next_retry_at)}: every
+   * terminal transition sets {@code next_retry_at} to its own time, so the range {@code
+   * next_retry_at < cutoff} holds every candidate and {@code updated_at} decides. Without a type
+   * the types are found by one index probe each, never by a table scan, and no statement takes gap
+   * locks that the claims of PENDING messages would wait for.
+   */
+  public int purge(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
+    if (bizType != null) {
+      return purgeType(status, bizType, olderThan, batchSize);
+    }
+    int total = 0;
+    for (String type = Jdbc.nextBizType(dataSource, table, null);
+        type != null;
+        type = Jdbc.nextBizType(dataSource, table, type)) {
+      total += purgeType(status, type, olderThan, batchSize);
+    }
+    return total;
+  }
+
+  private int purgeType(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
+    String cutoff = dialect.plusMillis(dialect.now());
+    String condition =
+        "biz_type = ? AND status = ? AND next_retry_at < " + cutoff + " AND updated_at < " + cutoff;
+    return deleteInBatches(
+        dataSource,
+        dialect.deleteBatchSql(table, "id", condition),
+        batchSize,
+        ps -> {
+          ps.setString(1, bizType);
+          ps.setInt(2, Codes.of(status));
+          ps.setLong(3, -olderThan.toMillis());
+          ps.setLong(4, -olderThan.toMillis());
+        },
+        "purging " + status + " messages of " + bizType);
+  }
+
+  /** Deletes inbox rows received more than {@code olderThan} ago, {@code batchSize} at a time. */
+  public static int purgeInbox(
+      DataSource dataSource,
+      Dialect dialect,
+      String inboxTable,
+      Duration olderThan,
+      int batchSize) {
+    String condition = "received_at < " + dialect.plusMillis(dialect.now());
+    return deleteInBatches(
+        dataSource,
+        dialect.deleteBatchSql(inboxTable, "consumer, message_id", condition),
+        batchSize,
+        ps -> ps.setLong(1, -olderThan.toMillis()),
+        "purging the inbox");
+  }
+
+  private static int deleteInBatches(
+      DataSource dataSource, String sql, int batchSize, Jdbc.Binder binder, String what) {
+    int total = 0;
+    try (Connection c = Jdbc.autocommit(dataSource)) {
+      // InnoDB's REPEATABLE READ would take gap locks around every range the delete scans
+      int isolation = c.getTransactionIsolation();
+      if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      }
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        int limitIndex = (int) sql.chars().filter(ch -> ch == '?').count();
+        while (true) {
+          binder.bind(ps);
+          ps.setInt(limitIndex, batchSize);
+          int n = ps.executeUpdate();
+          total += n;
+          if (n < batchSize) {
+            return total;
+          }
+        }
+      } finally {
+        if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+          c.setTransactionIsolation(isolation);
+        }
+      }
+    } catch (SQLException e) {
+      throw new StoreException(what + " failed: " + e.getMessage(), e);
+    }
+  }
+}
