@@ -55,8 +55,8 @@ seed() {
     close-releases) # close() releases the leases of handlers still running
       inject "$ENGINE/Outcomes.java" 1 's/(OutcomePolicy\.MAX_ERROR_LENGTH\),\n\s*-1,\n\s*)true\)/$1false)/g' ;;
     inbox) # the Kafka consumer skips the inbox check
-      inject localmessage-kafka/src/main/java/io/localmessage/kafka/internal/InboxLoop.java 1 \
-        's/fresh = cfg\.inbox\(\)\.tryRecord\(c, cfg\.name\(\), id\);/fresh = true;/g' ;;
+      inject localmessage-kafka/src/main/java/io/localmessage/kafka/internal/Applier.java 1 \
+        's/if \(!first\[k - i\] \|\| !fresh\.contains\(ids\.get\(k\)\)\) \{/if (false) {/g' ;;
     *) echo "unknown bug class $1" >&2; exit 2 ;;
   esac
 }
