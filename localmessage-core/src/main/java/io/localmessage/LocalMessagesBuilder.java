@@ -5,6 +5,7 @@ import io.localmessage.internal.engine.Settings;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spi.ErrorRedactor;
+import io.localmessage.spi.TracePropagation;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Objects;
@@ -82,6 +83,7 @@ public final class LocalMessagesBuilder {
   private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
   private ErrorRedactor redactor = ErrorRedactor.NONE;
   private Object meterRegistry;
+  private TracePropagation tracing = TracePropagation.NONE;
 
   LocalMessagesBuilder(DataSource dataSource) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -278,6 +280,20 @@ public final class LocalMessagesBuilder {
   }
 
   /**
+   * Carries traces through the outbox (default {@link TracePropagation#NONE}: nothing written,
+   * nothing restored). At save, the caller's trace context is written into the message's headers
+   * ({@code traceparent}, {@code tracestate}, {@code baggage} when configured) under a {@code
+   * localmessage.save} span; each execution of a handler runs in a {@code localmessage.handle} span
+   * that is a child of it, on whichever replica and at whichever attempt, and current while the
+   * handler runs. For Micrometer Observation: {@code
+   * tracing(TracePropagation.observation(observationRegistry))}.
+   */
+  public LocalMessagesBuilder tracing(TracePropagation tracing) {
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
+    return this;
+  }
+
+  /**
    * The engine. Checks the settings against each other (the lease must be longer than twice the
    * write-back margin, {@code maxExecutionTime} at least the lease) and, with {@link
    * #autoCreateSchema(boolean)}, creates the tables. Register handlers on it, then {@link
@@ -328,7 +344,8 @@ public final class LocalMessagesBuilder {
             meterRegistry,
             maxExecutionTime,
             loopStuckAfter,
-            wakeUps);
+            wakeUps,
+            TracePropagation.failSafe(tracing));
     return Engines.create(settings);
   }
 

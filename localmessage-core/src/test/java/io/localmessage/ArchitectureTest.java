@@ -71,7 +71,9 @@ class ArchitectureTest {
           "io.localmessage.internal.dialect.Codes",
           "io.localmessage.internal.store.SchemaScripts",
           "io.localmessage.internal.store.Tables",
-          "io.localmessage.internal.store.Retention");
+          "io.localmessage.internal.store.Retention",
+          // TracePropagation.observation(registry): the optional Micrometer Observation binding
+          "io.localmessage.internal.tracing.ObservationTracing");
 
   private static final Pattern REFERENCE =
       Pattern.compile("\\bio\\.localmessage((?:\\.[a-z][a-z0-9_]*)*)\\.([A-Z][A-Za-z0-9_]*)");

@@ -4,6 +4,7 @@ import io.localmessage.Message;
 import io.localmessage.Outcome;
 import io.localmessage.PermanentFailure;
 import io.localmessage.RetryAfter;
+import io.localmessage.spi.TracePropagation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -49,6 +50,7 @@ final class Execution implements Runnable {
   final CompletableFuture<Void> written = new CompletableFuture<>();
 
   private final Outcomes outcomes;
+  private final TracePropagation tracing;
   private State state = State.NEW; // guarded by this
   private boolean timedOut; // guarded by this
   private boolean shutdownInterrupted; // guarded by this
@@ -57,10 +59,15 @@ final class Execution implements Runnable {
   private volatile long startNanos;
   private volatile long deadlineNanos;
 
-  Execution(Registration registration, List<ClaimedMessage> messages, Outcomes outcomes) {
+  Execution(
+      Registration registration,
+      List<ClaimedMessage> messages,
+      Outcomes outcomes,
+      TracePropagation tracing) {
     this.registration = registration;
     this.messages = messages;
     this.outcomes = outcomes;
+    this.tracing = tracing;
   }
 
   @Override
@@ -76,7 +83,12 @@ final class Execution implements Runnable {
         startNanos = System.nanoTime();
         deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
       }
-      List<Outcome> result = invoke();
+      // the handler runs in its message's trace and MDC; both are gone before the outcome moves on
+      HandlerScope scope = HandlerScope.start(tracing, registration.bizType, messages);
+      List<Outcome> result;
+      try (TracePropagation.Scope inside = scope.enter()) {
+        result = invoke();
+      }
       Ending ending;
       synchronized (this) {
         if (state == State.ABANDONED) {
@@ -91,6 +103,7 @@ final class Execution implements Runnable {
       }
       // an interrupt meant for this handler must not leak into the rest of this thread's work
       Thread.interrupted();
+      scope.end(result, ending);
       if (ending == null) {
         written.complete(null);
         return;

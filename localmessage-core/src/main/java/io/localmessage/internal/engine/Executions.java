@@ -102,7 +102,7 @@ final class Executions {
    * slots and the claimed rows.
    */
   Execution start(Registration reg, List<ClaimedMessage> messages) {
-    Execution e = new Execution(reg, messages, outcomes);
+    Execution e = new Execution(reg, messages, outcomes, settings.tracing());
     inFlight.add(e);
     try {
       workers.execute(() -> run(e));

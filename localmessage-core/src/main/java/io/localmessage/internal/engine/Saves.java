@@ -8,9 +8,11 @@ import io.localmessage.TransactionRequiredException;
 import io.localmessage.internal.store.MessageQueue;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spi.MessageRow;
+import io.localmessage.spi.TracePropagation;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -30,6 +32,7 @@ final class Saves {
   private final MessageQueue queue;
   private final Map<String, Registration> registrations;
   private final EngineListener listener;
+  private final TracePropagation tracing;
   private final ThreadLocal<TxScope> txScope = new ThreadLocal<>();
 
   /** Messages saved inside one {@code inTransaction} call. */
@@ -44,6 +47,7 @@ final class Saves {
     this.queue = queue;
     this.registrations = registrations;
     this.listener = listener;
+    this.tracing = settings.tracing();
   }
 
   SaveResult save(Connection connection, NewMessage message) {
@@ -150,6 +154,55 @@ final class Saves {
   }
 
   private SaveResult insert(Connection c, NewMessage m, MessageRow row) {
+    TracePropagation.Span span = TracePropagation.Span.NOOP;
+    if (tracing != TracePropagation.NONE) {
+      Map<String, String> headers = new LinkedHashMap<>(m.headers());
+      span = tracing.inject(TracePropagation.Hop.save(m.bizType(), m.idemKey()), headers);
+      row = withTraceHeaders(row, m, headers);
+    }
+    try {
+      SaveResult r = insertRow(c, m, row);
+      span.end(r.duplicate() ? "duplicate" : "saved", null);
+      return r;
+    } catch (RuntimeException e) {
+      span.end("failed", e.getMessage());
+      throw e;
+    }
+  }
+
+  /**
+   * The row with the headers the propagation wrote. When they do not fit the headers column next to
+   * the message's own, the message is saved with its own headers only: a trace is worth less than a
+   * save.
+   */
+  private static MessageRow withTraceHeaders(
+      MessageRow row, NewMessage m, Map<String, String> headers) {
+    if (headers.equals(m.headers())) {
+      return row;
+    }
+    String json = MessageHeaders.encode(headers);
+    if (json.length() > NewMessage.MAX_HEADERS_LENGTH) {
+      log.warn(
+          "event=trace_headers_dropped biz_type={} idem_key={} length={} limit={}",
+          m.bizType(),
+          m.idemKey(),
+          json.length(),
+          NewMessage.MAX_HEADERS_LENGTH);
+      return row;
+    }
+    return new MessageRow(
+        row.kind(),
+        row.bizType(),
+        row.idemKey(),
+        row.aggregateId(),
+        row.destination(),
+        row.payload(),
+        json,
+        row.maxAttempts(),
+        row.delayMillis());
+  }
+
+  private SaveResult insertRow(Connection c, NewMessage m, MessageRow row) {
     try {
       OptionalLong id = queue.insert(c, row);
       if (id.isPresent()) {

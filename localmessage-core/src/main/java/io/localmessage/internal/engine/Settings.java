@@ -3,6 +3,7 @@ package io.localmessage.internal.engine;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spi.ErrorRedactor;
+import io.localmessage.spi.TracePropagation;
 import java.time.Duration;
 import javax.sql.DataSource;
 
@@ -30,4 +31,5 @@ public record Settings(
     Object meterRegistry,
     Duration maxExecutionTime,
     Duration loopStuckAfter,
-    boolean wakeUps) {}
+    boolean wakeUps,
+    TracePropagation tracing) {}
