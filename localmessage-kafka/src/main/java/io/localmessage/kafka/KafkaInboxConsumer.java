@@ -9,6 +9,7 @@ import io.localmessage.kafka.internal.InboxRows;
 import io.localmessage.kafka.internal.InboxSchema;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.Dialects;
+import io.localmessage.spi.TracePropagation;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -77,6 +78,10 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(KafkaInboxConsumer.class);
 
   public static final String DEFAULT_DEAD_TABLE = "local_inbox_dead";
+
+  /** The span of one record's application through the inbox. */
+  public static final String INBOX_SPAN = "localmessage.inbox";
+
   public static final int DEFAULT_MAX_ATTEMPTS = 5;
   public static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofMillis(200);
   public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(5);
@@ -124,7 +129,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
             b.concurrency,
             b.pollTimeout,
             Duration.ofSeconds(10),
-            b.closeTimeout);
+            b.closeTimeout,
+            b.tracing);
     this.loop = new InboxLoop(cfg, new KafkaConsumer<>(props));
     this.thread = new Thread(loop, "lm-inbox-" + b.name);
     this.thread.setDaemon(true);
@@ -255,6 +261,7 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     private boolean createTables;
     private Dialect dialect;
     private Object meterRegistry;
+    private TracePropagation tracing = TracePropagation.NONE;
 
     private Builder(DataSource dataSource, String name) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -444,6 +451,21 @@ public final class KafkaInboxConsumer implements AutoCloseable {
     /** A Micrometer {@code MeterRegistry}; typed as Object so Micrometer stays optional. */
     public Builder meterRegistry(Object meterRegistry) {
       this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+      return this;
+    }
+
+    /**
+     * Continues each record's trace (default {@link TracePropagation#NONE}). With tracing, every
+     * record of a batch gets a {@value #INBOX_SPAN} span, a child of the context in its headers
+     * (the relay's {@code localmessage.relay} span), current while its handler runs, so what the
+     * handler saves or calls joins the trace. Tags {@code consumer}, {@code topic}; outcome {@code
+     * applied} (its transaction committed), {@code duplicate} (the inbox had it), {@code failed}
+     * (its handler threw) or {@code rolled_back} (a neighbour failed, or the database did: it is
+     * applied again). Give it the same propagation as the producing side's engine, or any
+     * propagation that reads W3C {@code traceparent}.
+     */
+    public Builder tracing(TracePropagation tracing) {
+      this.tracing = TracePropagation.failSafe(Objects.requireNonNull(tracing, "tracing"));
       return this;
     }
 

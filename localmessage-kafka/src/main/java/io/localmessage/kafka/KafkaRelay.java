@@ -9,12 +9,15 @@ import io.localmessage.Outcome;
 import io.localmessage.kafka.internal.ProducerSettings;
 import io.localmessage.kafka.internal.RelayMetrics;
 import io.localmessage.kafka.internal.SendErrors;
+import io.localmessage.spi.TracePropagation;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
@@ -82,6 +85,9 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
   public static final Duration DEFAULT_MAX_BLOCK = ProducerSettings.DEFAULT_MAX_BLOCK;
   public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
+  /** The span of one record's send, from the send to the broker's answer. */
+  public static final String RELAY_SPAN = "localmessage.relay";
+
   /** Slack for the producer's own bookkeeping after delivery.timeout.ms has run out. */
   private static final Duration WAIT_MARGIN = Duration.ofSeconds(1);
 
@@ -95,6 +101,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
   private final Duration closeTimeout;
   private final TopicResolver topics;
   private final RelayMetrics metrics;
+  private final TracePropagation tracing;
 
   private KafkaRelay(
       Producer<byte[], byte[]> producer,
@@ -103,7 +110,8 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       Duration maxBlock,
       Duration closeTimeout,
       TopicResolver topics,
-      RelayMetrics metrics) {
+      RelayMetrics metrics,
+      TracePropagation tracing) {
     this.producer = producer;
     this.ownsProducer = ownsProducer;
     this.deliveryTimeout = deliveryTimeout;
@@ -111,6 +119,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     this.closeTimeout = closeTimeout;
     this.topics = topics;
     this.metrics = metrics;
+    this.tracing = tracing;
   }
 
   /** A builder: give it producer properties or a producer, then register the relay. */
@@ -166,6 +175,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     long lastSendReturned = start;
     Map<String, Outcome> failedTopics = new HashMap<>();
     boolean interrupted = false;
+    TracePropagation.Span[] traced = traced(messages);
     for (int i : idOrder(messages)) {
       Message m = messages.get(i);
       if (interrupted) {
@@ -198,7 +208,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
         continue;
       }
       try {
-        sends[i] = send(topic, m);
+        sends[i] = send(topic, m, traced == null ? null : traced[i]);
       } catch (InterruptException e) {
         interrupted = true;
         outcomes[i] = Outcome.retry("not sent: the relay was interrupted (handler timeout)");
@@ -227,7 +237,55 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
         outcomes[i] = await(messages.get(i), topicOf[i], sends[i], deadline);
       }
     }
+    if (traced != null) {
+      for (int i = 0; i < n; i++) {
+        Outcome o = outcomes[i];
+        traced[i].end(o.type().name().toLowerCase(Locale.ROOT), o.error());
+      }
+    }
     return List.of(outcomes);
+  }
+
+  /**
+   * With tracing, one {@code localmessage.handle} span per message, each a child of its own save:
+   * the messages of a batch come from different traces, so the relay restores each one itself.
+   */
+  private TracePropagation.Span[] traced(List<Message> messages) {
+    if (tracing == TracePropagation.NONE) {
+      return null;
+    }
+    TracePropagation.Span[] spans = new TracePropagation.Span[messages.size()];
+    for (int i = 0; i < spans.length; i++) {
+      Message m = messages.get(i);
+      spans[i] = tracing.restore(TracePropagation.Hop.handle(m), m.headers());
+    }
+    return spans;
+  }
+
+  /**
+   * The record's trace headers: a {@code localmessage.relay} span, a child of the message's
+   * execution, whose context the consumer continues. Ends when the send completes.
+   */
+  private TracePropagation.Span relaySpan(
+      Message m, String topic, TracePropagation.Span execution, RecordHeaders headers) {
+    Map<String, String> carrier = new LinkedHashMap<>();
+    TracePropagation.Span span;
+    try (TracePropagation.Scope in = execution.makeCurrent()) {
+      span =
+          tracing.inject(
+              new TracePropagation.Hop(
+                  RELAY_SPAN,
+                  TracePropagation.Hop.Kind.MESSAGE,
+                  "publish " + topic,
+                  Map.of("biz_type", m.bizType(), "topic", topic),
+                  Map.of("message_id", Long.toString(m.id()))),
+              carrier);
+    }
+    for (Map.Entry<String, String> e : carrier.entrySet()) {
+      headers.remove(e.getKey()); // the message's copy of the header is the save's context
+      headers.add(e.getKey(), utf8(e.getValue()));
+    }
+    return span;
   }
 
   private static Outcome refuse(Message m) {
@@ -260,7 +318,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     return topic == null || topic.isBlank() ? null : topic;
   }
 
-  private Future<RecordMetadata> send(String topic, Message m) {
+  private Future<RecordMetadata> send(String topic, Message m, TracePropagation.Span execution) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       if (!RelayHeaders.isReserved(h.getKey())) {
@@ -271,20 +329,28 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     headers.add(RelayHeaders.BIZ_TYPE, utf8(m.bizType()));
     headers.add(RelayHeaders.TICKET_ID, utf8(Long.toString(m.id())));
     headers.add(RelayHeaders.CREATED_AT, utf8(Long.toString(m.createdAt().toEpochMilli())));
+    TracePropagation.Span span =
+        execution == null ? TracePropagation.Span.NOOP : relaySpan(m, topic, execution, headers);
     byte[] key = m.aggregateId() == null ? null : utf8(m.aggregateId());
     ProducerRecord<byte[], byte[]> record =
         new ProducerRecord<>(topic, null, key, m.payload(), headers);
     long sentAt = System.nanoTime();
     String bizType = m.bizType();
-    return producer.send(
-        record,
-        (metadata, error) -> {
-          try {
-            metrics.published(bizType, error == null, System.nanoTime() - sentAt);
-          } catch (RuntimeException e) {
-            // a meter must never break the producer's I/O thread
-          }
-        });
+    try {
+      return producer.send(
+          record,
+          (metadata, error) -> {
+            try {
+              metrics.published(bizType, error == null, System.nanoTime() - sentAt);
+            } catch (RuntimeException e) {
+              // a meter must never break the producer's I/O thread
+            }
+            span.end(error == null ? "acked" : "failed", error == null ? null : error.toString());
+          });
+    } catch (RuntimeException e) {
+      span.end("failed", e.toString());
+      throw e;
+    }
   }
 
   private Outcome await(Message m, String topic, Future<RecordMetadata> send, long deadline) {
@@ -399,6 +465,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
     private TopicResolver topics = TopicResolver.DESTINATION;
     private Object meterRegistry;
+    private TracePropagation tracing = TracePropagation.NONE;
 
     private Builder() {}
 
@@ -466,6 +533,20 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     }
 
     /**
+     * Carries each message's trace onto its record (default {@link TracePropagation#NONE}: the
+     * record carries the message's own headers, {@code traceparent} included, as they were saved).
+     * With tracing, each message of a batch runs in a {@code localmessage.handle} span, a child of
+     * its save, and its record is sent in a {@value KafkaRelay#RELAY_SPAN} span below it (tags
+     * {@code biz_type}, {@code topic}, outcome {@code acked} or {@code failed}), whose context
+     * replaces the record's trace headers: the consumer continues from there. Give it the same
+     * propagation as the engine.
+     */
+    public Builder tracing(TracePropagation tracing) {
+      this.tracing = TracePropagation.failSafe(Objects.requireNonNull(tracing, "tracing"));
+      return this;
+    }
+
+    /**
      * The relay.
      *
      * @throws IllegalArgumentException unless exactly one of producer properties and producer was
@@ -486,7 +567,8 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
             maxBlock != null ? maxBlock : DEFAULT_MAX_BLOCK,
             closeTimeout,
             topics,
-            metrics);
+            metrics,
+            tracing);
       }
       ProducerSettings s = ProducerSettings.of(properties, deliveryTimeout, maxBlock);
       Map<String, Object> props = s.properties();
@@ -497,7 +579,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
           s.deliveryTimeout(),
           s.maxBlock());
       return new KafkaRelay(
-          owned, true, s.deliveryTimeout(), s.maxBlock(), closeTimeout, topics, metrics);
+          owned, true, s.deliveryTimeout(), s.maxBlock(), closeTimeout, topics, metrics, tracing);
     }
   }
 }

@@ -84,7 +84,8 @@ final class Execution implements Runnable {
         deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
       }
       // the handler runs in its message's trace and MDC; both are gone before the outcome moves on
-      HandlerScope scope = HandlerScope.start(tracing, registration.bizType, messages);
+      HandlerScope scope =
+          HandlerScope.start(tracing, registration.bizType, messages, registration.isBatch());
       List<Outcome> result;
       try (TracePropagation.Scope inside = scope.enter()) {
         result = invoke();

@@ -41,10 +41,13 @@ final class HandlerScope {
     this.values = values;
   }
 
-  /** Starts the span of one execution of {@code messages} of {@code bizType}. */
+  /**
+   * Starts the span of one execution of {@code messages} of {@code bizType}; a {@code batch}
+   * (whatever its size) gets no span: its handler restores each message itself if it hands them on.
+   */
   static HandlerScope start(
-      TracePropagation tracing, String bizType, List<? extends Message> messages) {
-    if (messages.size() != 1) {
+      TracePropagation tracing, String bizType, List<? extends Message> messages, boolean batch) {
+    if (batch || messages.size() != 1) {
       return new HandlerScope(TracePropagation.Span.NOOP, new String[] {null, bizType, null, null});
     }
     Message m = messages.get(0);

@@ -17,7 +17,7 @@ class HandlerScopeTest {
     MDC.put("biz_type", "outer.type");
     MDC.put("request_id", "r-1");
     try {
-      HandlerScope scope = HandlerScope.start(TracePropagation.NONE, "order.ship", List.of());
+      HandlerScope scope = HandlerScope.start(TracePropagation.NONE, "order.ship", List.of(), true);
       try (TracePropagation.Scope in = scope.enter()) {
         assertThat(MDC.get("biz_type")).isEqualTo("order.ship");
         assertThat(MDC.get("message_id")).isNull();

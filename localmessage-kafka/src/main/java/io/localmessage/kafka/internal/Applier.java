@@ -131,6 +131,7 @@ final class Applier {
       return Result.infra("no connection: " + Outcome.describe(e));
     }
     List<String> ids = new ArrayList<>(records.size());
+    RecordSpans spans = RecordSpans.of(cfg.tracing(), cfg.name(), records.size());
     boolean[] applied = new boolean[records.size()];
     Set<String> seen = new HashSet<>();
     int i = 0;
@@ -155,17 +156,21 @@ final class Applier {
         fresh = rows.recordNew(c, chunk);
       } catch (SQLException | RuntimeException e) {
         s.discard();
+        spans.rolledBack();
         return Result.infra("inbox insert failed: " + Outcome.describe(e));
       }
       for (int k = i; k < end; k++) {
         if (!first[k - i] || !fresh.contains(ids.get(k))) {
+          spans.duplicate(k, records.get(k), ids.get(k));
           continue;
         }
-        try {
+        try (var current = spans.applying(k, records.get(k), ids.get(k))) {
           cfg.handler().handle(records.get(k), c);
           applied[k] = true;
         } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
           String error = Outcome.describe(e);
+          spans.failed(k, error);
+          spans.rolledBack();
           if (!rollback(c)) {
             s.discard();
             return Result.infra("rollback failed after the handler threw " + error);
@@ -180,8 +185,10 @@ final class Applier {
     } catch (SQLException | RuntimeException e) {
       // whether it committed is unknown: the batch is applied again and the inbox decides
       s.discard();
+      spans.rolledBack();
       return Result.infra("commit failed: " + Outcome.describe(e));
     }
+    spans.committed();
     committed(records, ids, applied, i);
     return new Result(i, -1, null, false);
   }

@@ -2,6 +2,7 @@ package io.localmessage.kafka.internal;
 
 import io.localmessage.inbox.Inbox;
 import io.localmessage.kafka.RecordHandler;
+import io.localmessage.spi.TracePropagation;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -58,7 +59,8 @@ public final class InboxLoop implements Runnable {
       int concurrency,
       Duration pollTimeout,
       Duration commitTimeout,
-      Duration closeTimeout) {}
+      Duration closeTimeout,
+      TracePropagation tracing) {}
 
   private final Config cfg;
   private final Consumer<byte[], byte[]> consumer;

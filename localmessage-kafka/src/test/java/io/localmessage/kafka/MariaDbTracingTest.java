@@ -1,0 +1,10 @@
+package io.localmessage.kafka;
+
+import io.localmessage.testing.TestDatabase;
+
+class MariaDbTracingTest extends AbstractTracingTest {
+  @Override
+  protected TestDatabase createDatabase() {
+    return TestDatabase.create(TestDatabase.Kind.MARIADB);
+  }
+}
