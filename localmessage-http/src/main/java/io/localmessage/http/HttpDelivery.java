@@ -7,6 +7,7 @@ import io.localmessage.PermanentFailure;
 import io.localmessage.http.internal.CappedBodySubscriber;
 import io.localmessage.http.internal.CapturedBody;
 import io.localmessage.http.internal.Redaction;
+import io.localmessage.spi.TracePropagation;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -63,6 +64,9 @@ public final class HttpDelivery implements Handler, AutoCloseable {
   /** What {@link #handlerConfig()} adds to the request timeout to get the handler timeout. */
   public static final Duration HANDLER_TIMEOUT_MARGIN = Duration.ofSeconds(2);
 
+  /** The span of one delivery request, from the send to the response. */
+  public static final String CLIENT_SPAN = "localmessage.http";
+
   /** Characters of the response body kept in {@code last_error}. */
   public static final int DEFAULT_EXCERPT_LENGTH = 256;
 
@@ -81,6 +85,7 @@ public final class HttpDelivery implements Handler, AutoCloseable {
   private final List<String> secrets;
   private final HttpClient client;
   private final ExecutorService ownedExecutor;
+  private final TracePropagation tracing;
 
   HttpDelivery(HttpDeliveryBuilder b, HttpClient client, ExecutorService ownedExecutor) {
     this.method = b.method;
@@ -95,6 +100,7 @@ public final class HttpDelivery implements Handler, AutoCloseable {
     this.secrets = secretsOf(b.headers);
     this.client = client;
     this.ownedExecutor = ownedExecutor;
+    this.tracing = b.tracing;
   }
 
   public static HttpDeliveryBuilder builder() {
@@ -105,24 +111,58 @@ public final class HttpDelivery implements Handler, AutoCloseable {
   public void handle(Message m) throws Exception {
     URI uri = resolve(m);
     String target = method + " " + Redaction.safeUrl(uri);
-    HttpRequest request = request(m, uri, target);
+    Map<String, String> trace = new LinkedHashMap<>();
+    TracePropagation.Span span =
+        tracing == TracePropagation.NONE
+            ? TracePropagation.Span.NOOP
+            : tracing.inject(
+                new TracePropagation.Hop(
+                    CLIENT_SPAN,
+                    TracePropagation.Hop.Kind.REQUEST,
+                    method,
+                    Map.of("biz_type", m.bizType(), "method", method),
+                    Map.of("url", Redaction.safeUrl(uri), "message_id", Long.toString(m.id()))),
+                trace);
+    HttpRequest request;
+    try {
+      request = request(m, uri, target, trace);
+    } catch (PermanentFailure | RuntimeException e) {
+      span.end("not_sent", e.getMessage());
+      throw e;
+    }
     long start = System.nanoTime();
     HttpResponse<CapturedBody> response;
     try {
       response =
           client.send(request, info -> new CappedBodySubscriber(captureBytes, DISCARD_LIMIT));
-    } catch (IOException e) {
-      log.debug(
-          "event=http_failed biz_type={} id={} idem_key={} target={} took_ms={} error={}",
-          m.bizType(),
-          m.id(),
-          m.idemKey(),
-          target,
-          millisSince(start),
-          e.toString());
-      classifier.classifyFailure(m, target, e);
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      span.end("io_error", e.toString());
+      if (!(e instanceof IOException io)) {
+        throw e;
+      }
+      handleFailure(m, target, start, io);
       return;
     }
+    int status = response.statusCode();
+    span.end(Integer.toString(status), status < 400 ? null : "HTTP " + status);
+    respond(m, uri, target, start, response);
+  }
+
+  private void handleFailure(Message m, String target, long start, IOException e) throws Exception {
+    log.debug(
+        "event=http_failed biz_type={} id={} idem_key={} target={} took_ms={} error={}",
+        m.bizType(),
+        m.id(),
+        m.idemKey(),
+        target,
+        millisSince(start),
+        e.toString());
+    classifier.classifyFailure(m, target, e);
+  }
+
+  private void respond(
+      Message m, URI uri, String target, long start, HttpResponse<CapturedBody> response)
+      throws Exception {
     Duration took = Duration.ofNanos(System.nanoTime() - start);
     log.debug(
         "event=http_response biz_type={} id={} idem_key={} target={} status={} took_ms={}",
@@ -228,7 +268,8 @@ public final class HttpDelivery implements Handler, AutoCloseable {
     return uri;
   }
 
-  private HttpRequest request(Message m, URI uri, String target) throws PermanentFailure {
+  private HttpRequest request(Message m, URI uri, String target, Map<String, String> trace)
+      throws PermanentFailure {
     try {
       HttpRequest.Builder b =
           HttpRequest.newBuilder(uri)
@@ -244,6 +285,8 @@ public final class HttpDelivery implements Handler, AutoCloseable {
         }
       }
       staticHeaders.forEach(b::header);
+      // the delivery's own context, never the save's context a forwarded header would carry
+      trace.forEach(b::setHeader);
       return b.build();
     } catch (IllegalArgumentException e) {
       throw new PermanentFailure("cannot build the request " + target + ": " + e.getMessage(), e);

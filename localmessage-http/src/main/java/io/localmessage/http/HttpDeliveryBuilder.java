@@ -1,5 +1,6 @@
 package io.localmessage.http;
 
+import io.localmessage.spi.TracePropagation;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,6 +50,7 @@ public final class HttpDeliveryBuilder {
   private HttpClient httpClient;
   ResponseClassifier classifier = ResponseClassifier.standard();
   int excerptLength = HttpDelivery.DEFAULT_EXCERPT_LENGTH;
+  TracePropagation tracing = TracePropagation.NONE;
 
   HttpDeliveryBuilder() {}
 
@@ -183,6 +185,19 @@ public final class HttpDeliveryBuilder {
       throw new IllegalArgumentException("excerptLength must be between 0 and 512, was " + length);
     }
     this.excerptLength = length;
+    return this;
+  }
+
+  /**
+   * Sends each delivery's trace context with its request (default {@link TracePropagation#NONE}).
+   * With tracing, each request is a {@value HttpDelivery#CLIENT_SPAN} span (kind client), a child
+   * of the handler's execution, whose {@code traceparent} (and {@code tracestate}, {@code baggage}
+   * when configured) the request carries; outcome: the status code, or {@code io_error}. A receiver
+   * continues it: {@link IdempotentEndpoint#withTracing}, or a Spring MVC endpoint through Spring
+   * Boot's own server observation. Give it the same propagation as the engine.
+   */
+  public HttpDeliveryBuilder tracing(TracePropagation tracing) {
+    this.tracing = TracePropagation.failSafe(Objects.requireNonNull(tracing, "tracing"));
     return this;
   }
 

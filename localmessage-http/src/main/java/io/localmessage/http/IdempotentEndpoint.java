@@ -6,13 +6,17 @@ import com.sun.net.httpserver.HttpHandler;
 import io.localmessage.PermanentFailure;
 import io.localmessage.Printable;
 import io.localmessage.http.internal.GroupCommit;
+import io.localmessage.spi.TracePropagation;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -48,6 +52,9 @@ public final class IdempotentEndpoint implements HttpHandler {
 
   public static final int DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
+  /** The span of one received request, from its arrival to its answer. */
+  public static final String SERVER_SPAN = "localmessage.http.receive";
+
   /** The effect of one request, applied through the open transaction's connection. */
   @FunctionalInterface
   public interface Work {
@@ -67,6 +74,7 @@ public final class IdempotentEndpoint implements HttpHandler {
   private final Work work;
   private final int maxBodyBytes;
   private final GroupCommit group;
+  private final TracePropagation tracing;
 
   private IdempotentEndpoint(
       DataSource dataSource,
@@ -75,13 +83,15 @@ public final class IdempotentEndpoint implements HttpHandler {
       Work work,
       int maxBodyBytes,
       int maxRequests,
-      int maxGroups) {
+      int maxGroups,
+      TracePropagation tracing) {
     this.dataSource = dataSource;
     this.receiver = receiver;
     this.consumer = consumer;
     this.work = work;
     this.maxBodyBytes = maxBodyBytes;
     this.group = maxRequests > 1 ? new GroupCommit(maxRequests, maxGroups, this::applyGroup) : null;
+    this.tracing = tracing;
   }
 
   /** An endpoint applying {@code work} once per key for {@code consumer}. */
@@ -98,7 +108,8 @@ public final class IdempotentEndpoint implements HttpHandler {
         Objects.requireNonNull(work, "work"),
         DEFAULT_MAX_BODY_BYTES,
         1,
-        1);
+        1,
+        TracePropagation.NONE);
   }
 
   /** The same endpoint with another body limit: 1 byte to 64 MiB. */
@@ -113,7 +124,8 @@ public final class IdempotentEndpoint implements HttpHandler {
         work,
         max,
         group == null ? 1 : group.maxRequests(),
-        group == null ? 1 : group.maxGroups());
+        group == null ? 1 : group.maxGroups(),
+        tracing);
   }
 
   /**
@@ -138,7 +150,27 @@ public final class IdempotentEndpoint implements HttpHandler {
       throw new IllegalArgumentException("maxGroups must be between 1 and 64, was " + maxGroups);
     }
     return new IdempotentEndpoint(
-        dataSource, receiver, consumer, work, maxBodyBytes, maxRequests, maxGroups);
+        dataSource, receiver, consumer, work, maxBodyBytes, maxRequests, maxGroups, tracing);
+  }
+
+  /**
+   * The same endpoint continuing the sender's trace: each POST or PUT is a {@value #SERVER_SPAN}
+   * span (kind server), a child of the context in its {@code traceparent} header (the {@link
+   * HttpDelivery}'s request span when the sender traces), current while the work runs, so what the
+   * work does joins the sender's trace. Tags {@code consumer}; outcome the answer's status ({@code
+   * 200} for applied and duplicate alike, with {@code result}).
+   */
+  public IdempotentEndpoint withTracing(TracePropagation tracing) {
+    Objects.requireNonNull(tracing, "tracing");
+    return new IdempotentEndpoint(
+        dataSource,
+        receiver,
+        consumer,
+        work,
+        maxBodyBytes,
+        group == null ? 1 : group.maxRequests(),
+        group == null ? 1 : group.maxGroups(),
+        TracePropagation.failSafe(tracing));
   }
 
   @Override
@@ -162,44 +194,87 @@ public final class IdempotentEndpoint implements HttpHandler {
         answer(exchange, 413, error("body larger than " + maxBodyBytes + " bytes"));
         return;
       }
-      IdempotentReceiver.Result result;
+      TracePropagation.Span span = received(exchange.getRequestHeaders(), key);
+      String outcome = "500";
       try {
-        result = applyInTransaction(key, body, exchange.getRequestHeaders());
-      } catch (PermanentFailure e) {
-        log.info(
-            "event=receive_rejected consumer={} idem_key={} error={}",
-            consumer,
-            Printable.escape(key),
-            Printable.escape(e.getMessage()));
-        answer(exchange, 422, error(e.getMessage()));
-        return;
-      } catch (Exception e) {
-        log.warn(
-            "event=receive_failed consumer={} idem_key={} error={}",
-            consumer,
-            Printable.escape(key),
-            Printable.escape(e.toString()));
-        answer(exchange, 500, error("internal error"));
-        return;
+        outcome = apply(exchange, key, body, span);
+      } finally {
+        span.end(outcome, Character.isDigit(outcome.charAt(0)) ? "HTTP " + outcome : null);
       }
-      log.debug(
-          "event=received consumer={} idem_key={} result={}",
-          consumer,
-          Printable.escape(key),
-          result);
-      answer(
-          exchange,
-          200,
-          result == IdempotentReceiver.Result.APPLIED
-              ? "{\"result\":\"applied\"}"
-              : "{\"result\":\"duplicate\"}");
     } finally {
       exchange.close();
     }
   }
 
-  private IdempotentReceiver.Result applyInTransaction(String key, byte[] body, Headers headers)
-      throws Exception {
+  private TracePropagation.Span received(Headers headers, String key) {
+    if (tracing == TracePropagation.NONE) {
+      return TracePropagation.Span.NOOP;
+    }
+    Map<String, String> carrier = new HashMap<>();
+    headers.forEach(
+        (name, values) -> {
+          if (!values.isEmpty()) {
+            carrier.put(name.toLowerCase(Locale.ROOT), values.get(0));
+          }
+        });
+    return tracing.restore(
+        new TracePropagation.Hop(
+            SERVER_SPAN,
+            TracePropagation.Hop.Kind.REQUEST,
+            "receive " + consumer,
+            Map.of("consumer", consumer),
+            Map.of("idem_key", key)),
+        carrier);
+  }
+
+  /** Applies the request and answers it: {@code applied}, {@code duplicate} or the error status. */
+  private String apply(HttpExchange exchange, String key, byte[] body, TracePropagation.Span span)
+      throws IOException {
+    Work traced =
+        span == TracePropagation.Span.NOOP
+            ? work
+            : (conn, b, h) -> {
+              // on whichever thread applies it: a group commit's leader applies its group's
+              try (TracePropagation.Scope in = span.makeCurrent()) {
+                work.apply(conn, b, h);
+              }
+            };
+    IdempotentReceiver.Result result;
+    try {
+      result = applyInTransaction(traced, key, body, exchange.getRequestHeaders());
+    } catch (PermanentFailure e) {
+      log.info(
+          "event=receive_rejected consumer={} idem_key={} error={}",
+          consumer,
+          Printable.escape(key),
+          Printable.escape(e.getMessage()));
+      answer(exchange, 422, error(e.getMessage()));
+      return "422";
+    } catch (Exception e) {
+      log.warn(
+          "event=receive_failed consumer={} idem_key={} error={}",
+          consumer,
+          Printable.escape(key),
+          Printable.escape(e.toString()));
+      answer(exchange, 500, error("internal error"));
+      return "500";
+    }
+    log.debug(
+        "event=received consumer={} idem_key={} result={}",
+        consumer,
+        Printable.escape(key),
+        result);
+    answer(
+        exchange,
+        200,
+        result == IdempotentReceiver.Result.APPLIED
+            ? "{\"result\":\"applied\"}"
+            : "{\"result\":\"duplicate\"}");
+    return result == IdempotentReceiver.Result.APPLIED ? "applied" : "duplicate";
+  }
+
+  private IdempotentReceiver.Result applyInTransaction(
+      Work work, String key, byte[] body, Headers headers) throws Exception {
     if (group != null) {
       IdempotentReceiver.Outcome o =
           group.apply(
