@@ -2,6 +2,7 @@ package io.localmessage.spring;
 
 import io.localmessage.LocalMessages;
 import io.localmessage.LocalMessagesBuilder;
+import io.localmessage.spi.TracePropagation;
 import io.localmessage.spring.internal.EngineLifecycle;
 import io.localmessage.spring.internal.HandlerBeanRegistrar;
 import io.localmessage.spring.internal.JacksonPayloadConverter;
@@ -12,6 +13,7 @@ import io.localmessage.spring.internal.SchemaCheck;
 import io.localmessage.spring.internal.StartupCheckException;
 import io.localmessage.spring.internal.TypeConfigs;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -41,7 +43,8 @@ import tools.jackson.databind.ObjectMapper;
     after = DataSourceAutoConfiguration.class,
     afterName = {
       "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+      "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"
     })
 @ConditionalOnClass(LocalMessages.class)
 @ConditionalOnBooleanProperty(name = "localmessage.enabled", matchIfMissing = true)
@@ -197,6 +200,29 @@ public final class LocalMessageAutoConfiguration {
     PayloadConverter localMessagePayloadConverter(ObjectProvider<ObjectMapper> mapper) {
       return new JacksonPayloadConverter(
           mapper.getIfAvailable(() -> tools.jackson.databind.json.JsonMapper.builder().build()));
+    }
+  }
+
+  /**
+   * The engine's saves and handlers traced on the application's {@code ObservationRegistry}: an
+   * application-defined {@link TracePropagation} bean replaces this one; {@code
+   * localmessage.tracing.enabled=false} turns it off. Give the same bean to the Kafka relay and
+   * consumer and to HTTP delivery.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(ObservationRegistry.class)
+  @ConditionalOnBooleanProperty(name = "localmessage.tracing.enabled", matchIfMissing = true)
+  static final class Tracing {
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(ObservationRegistry.class)
+    TracePropagation localMessageTracePropagation(ObservationRegistry registry) {
+      return TracePropagation.observation(registry);
+    }
+
+    @Bean
+    LocalMessagesBuilderCustomizer localMessageTracing(ObjectProvider<TracePropagation> tracing) {
+      return b -> tracing.ifUnique(b::tracing);
     }
   }
 

@@ -99,6 +99,29 @@ public final class LocalMessageProperties {
 
   private final Schema schema = new Schema();
 
+  private final Tracing tracing = new Tracing();
+
+  public Tracing getTracing() {
+    return tracing;
+  }
+
+  /** Traces through the outbox, on the application's Micrometer {@code ObservationRegistry}. */
+  public static final class Tracing {
+    /**
+     * Whether saves write the current trace context into the message's headers and handlers run as
+     * children of it (when the application has an ObservationRegistry).
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
   private final Health health = new Health();
 
   /** Per-biz-type settings, keyed by biz type. */
