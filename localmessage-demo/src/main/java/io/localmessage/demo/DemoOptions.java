@@ -100,6 +100,13 @@ final class DemoOptions {
       description = "Give up waiting for convergence after this long.")
   int deadlineSeconds;
 
+  @Option(
+      names = "--trace",
+      description =
+          "Trace the flow (Micrometer Observation on the OpenTelemetry SDK, spans kept in memory)"
+              + " and print one deposit's trace as a tree at the end of the report.")
+  boolean trace;
+
   @Option(names = "--quiet", description = "No progress lines.")
   boolean quiet;
 }

@@ -43,13 +43,14 @@ public final class DepositDemo {
   static boolean run(DemoOptions o, PrintStream out) throws Exception {
     long t0 = System.nanoTime();
     out.println("starting infrastructure ...");
-    try (Infra infra = Infra.start(o);
+    try (TraceRecorder traces = new TraceRecorder(o.trace);
+        Infra infra = Infra.start(o);
         PaymentChannel channel =
             new PaymentChannel(o.timeoutRate, o.unavailableRate, o.rejectRate, 1500)) {
       out.println(infra.describe());
       TestBroker.ensureTopic(infra.bootstrap, DepositService.TOPIC, 4);
-      DepositService deposits = new DepositService(infra, o, channel.baseUrl());
-      LedgerService ledger = new LedgerService(infra, o, deposits.callbackUrl());
+      DepositService deposits = new DepositService(infra, o, channel.baseUrl(), traces);
+      LedgerService ledger = new LedgerService(infra, o, deposits.callbackUrl(), traces);
       ledger.awaitReady(java.time.Duration.ofSeconds(30));
       PointsScenario points = o.pointsOrders > 0 ? new PointsScenario(infra, o.pointsOrders) : null;
       out.printf(
@@ -177,6 +178,13 @@ public final class DepositDemo {
       }
       ledger.close();
       deposits.close();
+      if (traces.on()) {
+        // after the services stopped: every span of the flow has ended
+        String tree = traces.tree();
+        out.println();
+        out.println("================ one deposit's trace ================");
+        out.print(tree == null ? "no deposit was traced the whole way\n" : tree);
+      }
       return ok;
     }
   }

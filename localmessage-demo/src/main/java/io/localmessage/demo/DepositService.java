@@ -12,6 +12,7 @@ import io.localmessage.http.IdempotentEndpoint;
 import io.localmessage.http.IdempotentReceiver;
 import io.localmessage.inbox.Inbox;
 import io.localmessage.kafka.KafkaRelay;
+import io.localmessage.spi.TracePropagation;
 import io.localmessage.test.Crash;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -61,13 +62,18 @@ final class DepositService implements AutoCloseable {
   private final List<Replica> replicas = new CopyOnWriteArrayList<>();
   private final AtomicInteger replicaSeq = new AtomicInteger();
   private final AtomicInteger roundRobin = new AtomicInteger();
+  private final TraceRecorder traces;
+  private final TracePropagation tracing;
   private final HttpServer callbackServer;
   private final ExecutorService callbackExecutor;
   final AtomicInteger relayAcks = new AtomicInteger();
   final AtomicInteger injectedLostAcks = new AtomicInteger();
 
-  DepositService(Infra infra, DemoOptions options, String channelUrl) throws Exception {
+  DepositService(Infra infra, DemoOptions options, String channelUrl, TraceRecorder traces)
+      throws Exception {
     this.infra = infra;
+    this.traces = traces;
+    this.tracing = traces.service("deposit-service");
     this.options = options;
     this.channelUrl = channelUrl;
     this.http =
@@ -102,7 +108,8 @@ final class DepositService implements AutoCloseable {
                   }
                 })
             // confirmations arrive many at a time: one commit for all that wait together
-            .withGroupCommit(64, 4));
+            .withGroupCommit(64, 4)
+            .withTracing(tracing));
     callbackServer.start();
     for (int i = 0; i < options.replicas; i++) {
       startReplica();
@@ -148,6 +155,7 @@ final class DepositService implements AutoCloseable {
             .concurrency(64) // payments wait up to 800 ms on a late channel: slots for the bursts
             .lease(Duration.ofSeconds(20))
             .pollInterval(Duration.ofMillis(200))
+            .tracing(tracing)
             .build();
     engine.register(
         PAYMENT,
@@ -169,6 +177,7 @@ final class DepositService implements AutoCloseable {
                     5))
             .deliveryTimeout(Duration.ofSeconds(5))
             .maxBlock(Duration.ofSeconds(2))
+            .tracing(tracing)
             .build();
     engine.registerBatch(
         PAID,
@@ -198,6 +207,16 @@ final class DepositService implements AutoCloseable {
   /** Creates a deposit and its payment ticket in one transaction. */
   void createDeposit(String depositId, long amount) {
     Replica r = replicas.get(Math.floorMod(roundRobin.getAndIncrement(), replicas.size()));
+    TracePropagation.Span request =
+        traces.on() ? traces.request(depositId) : TracePropagation.Span.NOOP;
+    try (TracePropagation.Scope in = request.makeCurrent()) {
+      insertDeposit(r, depositId, amount);
+    } finally {
+      request.end("created", null);
+    }
+  }
+
+  private void insertDeposit(Replica r, String depositId, long amount) {
     r.engine()
         .inTransaction(
             c -> {
@@ -289,7 +308,7 @@ final class DepositService implements AutoCloseable {
                     "{\"orderId\":\"" + orderId + "\",\"amount\":" + amount + "}"))
             .build();
     try {
-      HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r = send(req, "POST /pay");
       if (r.statusCode() == 200) {
         return PaymentChannel.JSON.readTree(r.body()).get("status").asString();
       }
@@ -302,6 +321,31 @@ final class DepositService implements AutoCloseable {
     }
   }
 
+  /** A call to the channel, in a client span of the handler's trace when tracing. */
+  private HttpResponse<String> send(HttpRequest req, String what)
+      throws IOException, InterruptedException {
+    if (tracing == TracePropagation.NONE) {
+      return http.send(req, HttpResponse.BodyHandlers.ofString());
+    }
+    Map<String, String> carrier = new java.util.LinkedHashMap<>();
+    TracePropagation.Span span =
+        tracing.inject(
+            new TracePropagation.Hop(
+                "demo.channel", TracePropagation.Hop.Kind.REQUEST, what, Map.of(), Map.of()),
+            carrier);
+    HttpRequest.Builder b = HttpRequest.newBuilder(req, (name, value) -> true);
+    carrier.forEach(b::setHeader);
+    try {
+      HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      span.end(
+          Integer.toString(r.statusCode()), r.statusCode() < 400 ? null : "HTTP " + r.statusCode());
+      return r;
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      span.end("timeout", e.toString());
+      throw e;
+    }
+  }
+
   /** SUCCEEDED, REJECTED, NOT_FOUND or null (the channel could not be asked). */
   private String query(String orderId) {
     HttpRequest req =
@@ -310,7 +354,7 @@ final class DepositService implements AutoCloseable {
             .GET()
             .build();
     try {
-      HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r = send(req, "GET /payments/{id}");
       if (r.statusCode() == 200 || r.statusCode() == 404) {
         return PaymentChannel.JSON.readTree(r.body()).get("status").asString();
       }

@@ -7,6 +7,7 @@ import io.localmessage.NewMessage;
 import io.localmessage.http.HttpDelivery;
 import io.localmessage.http.UrlResolver;
 import io.localmessage.kafka.KafkaInboxConsumer;
+import io.localmessage.spi.TracePropagation;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -47,7 +48,9 @@ final class LedgerService implements AutoCloseable {
   final io.micrometer.core.instrument.simple.SimpleMeterRegistry metrics =
       new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
-  LedgerService(Infra infra, DemoOptions options, String depositCallbackUrl) throws Exception {
+  LedgerService(Infra infra, DemoOptions options, String depositCallbackUrl, TraceRecorder traces)
+      throws Exception {
+    TracePropagation tracing = traces.service("ledger-service");
     this.pool = infra.pool(infra.ledgerUrl, "ledger", 12);
     LocalMessages.builder(pool)
         .table("ledger_message")
@@ -71,6 +74,7 @@ final class LedgerService implements AutoCloseable {
         HttpDelivery.builder()
             .urlResolver(UrlResolver.fixed(URI.create(depositCallbackUrl)))
             .requestTimeout(Duration.ofSeconds(3))
+            .tracing(tracing)
             .build();
     this.engine =
         LocalMessages.builder(pool)
@@ -80,6 +84,7 @@ final class LedgerService implements AutoCloseable {
             .concurrency(
                 32) // confirmations in flight at once; the deposit side commits them in groups
             .pollInterval(Duration.ofMillis(200))
+            .tracing(tracing)
             .build();
     engine.register(
         APPLIED,
@@ -112,6 +117,7 @@ final class LedgerService implements AutoCloseable {
               .topics(List.of(DepositService.TOPIC))
               .createTables(true)
               .meterRegistry(metrics)
+              .tracing(tracing)
               .handler(this::apply)
               .build();
       consumer.start();

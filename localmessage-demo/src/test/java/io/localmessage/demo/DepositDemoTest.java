@@ -10,8 +10,8 @@ import picocli.CommandLine;
 
 /**
  * The main job end to end on its zero-setup infrastructure (embedded PostgreSQL and an in-JVM Kafka
- * broker), small numbers, every fault on and one replica killed; and the same with the ledger's
- * inbox disabled, which the reconciliation must catch.
+ * broker), small numbers, every fault on and one replica killed, traced; and the same with the
+ * ledger's inbox disabled, which the reconciliation must catch.
  */
 class DepositDemoTest {
 
@@ -45,6 +45,7 @@ class DepositDemoTest {
                 "--points-orders",
                 "150",
                 "--chaos",
+                "--trace",
                 "--quiet",
                 "--deadline-seconds",
                 "120"),
@@ -60,6 +61,14 @@ class DepositDemoTest {
       assertThat(report).containsPattern("\\n  " + leg + " +p50 \\d+ ms, p95 \\d+ ms");
     }
     assertThat(report).contains("latency goal                p50 <= 1000 ms and p99 <= 5000 ms: ");
+    // --trace: one deposit's trace, from the request through Kafka and back over HTTP
+    String trace = report.substring(report.indexOf("=== one deposit's trace ==="));
+    assertThat(trace)
+        .containsPattern("deposit-service +POST /deposits")
+        .containsPattern("deposit-service +    handle payment.initiate \\[attempt 1, ")
+        .containsPattern("deposit-service +\\s+publish deposit.paid \\[acked\\]")
+        .containsPattern("ledger-service +\\s+inbox ledger \\[applied\\]")
+        .containsPattern("deposit-service +\\s+receive ledger-callback \\[applied\\]");
   }
 
   @Test

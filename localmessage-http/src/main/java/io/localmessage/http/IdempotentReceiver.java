@@ -26,6 +26,19 @@ import javax.sql.DataSource;
  * <p>Answer 200 for both results: a duplicate means the effect is already there. Use one consumer
  * name per endpoint (and per sender, if several services send keys that could collide). The dedup
  * window is the inbox row's lifetime (see {@link Inbox#purge}).
+ *
+ * <p><b>Tracing.</b> A traced {@link HttpDelivery} sends {@code traceparent} (its request span, a
+ * child of the message's execution). A Spring MVC endpoint continues it with nothing from this
+ * library: with micrometer-tracing and a bridge, Spring Boot's server observation reads {@code
+ * traceparent} and makes the request's span current, so {@code receive} and the work inside it
+ * (their SQL, their own saves) join the sender's trace. On the JDK's server, {@link
+ * IdempotentEndpoint#withTracing} does the same. In a {@code @Transactional} {@code @PostMapping}
+ * method:
+ *
+ * <pre>{@code
+ * Connection conn = DataSourceUtils.getConnection(dataSource); // the transaction's connection
+ * Result r = receiver.receive(conn, key, "points", c -> points.award(c, award)); // in the trace
+ * }</pre>
  */
 public final class IdempotentReceiver {
   /** The request header that carries the key (IETF httpapi draft name). */
