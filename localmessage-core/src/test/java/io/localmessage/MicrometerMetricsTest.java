@@ -87,6 +87,29 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void aTypeWithOnlyDeadLettersIsGaugedByAReplicaThatNeverSawIt() {
+    try (EngineFixture fx = new EngineFixture(db.dataSource(4))) {
+      LocalMessages before = fx.build(fx.builder());
+      before.register(
+          "t.dead",
+          m -> {
+            throw new PermanentFailure("no");
+          },
+          EngineFixture.config().build());
+      fx.save(before, NewMessage.action("t.dead", "a").build());
+      fx.save(before, NewMessage.action("t.dead", "b").build());
+      assertThat(before.runOnce()).isEqualTo(2);
+      before.close();
+      // a restarted replica that neither saves nor claims that type: the scrape still sees it
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      fx.build(fx.builder().meterRegistry(registry));
+      assertThat(registry.get("localmessage.types").gauge().value()).isEqualTo(1);
+      assertThat(registry.get("localmessage.dead").tag("biz_type", "t.dead").gauge().value())
+          .isEqualTo(2);
+    }
+  }
+
+  @Test
   void renewalsAndFencedExecutionsAreCounted() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     try (EngineFixture fx = new EngineFixture(db.dataSource(4))) {

@@ -428,7 +428,8 @@ final class DeliveryAudit {
         "SELECT nonce, idem_key, biz_type, replica, attempt, max_attempts, started_ms, ended_ms,"
             + " outcome FROM fx_exec",
         rs -> {
-          long end = rs.getLong(8);
+          long ended = rs.getLong(8);
+          long end = rs.wasNull() ? -1 : ended; // asked at once: wasNull() tells of the last read
           out.add(
               new Exec(
                   rs.getString(1),
@@ -438,7 +439,7 @@ final class DeliveryAudit {
                   rs.getInt(5),
                   rs.getInt(6),
                   rs.getLong(7),
-                  rs.wasNull() ? -1 : end,
+                  end,
                   rs.getString(9)));
         });
     return out;

@@ -607,12 +607,14 @@ public final class FaultWorker {
         body.run(d);
       } finally {
         long end = System.currentTimeMillis();
-        inFlight.leave();
         String outcome = d.outcome;
         // written after the handler has returned: an end record written inside the handler would
         // keep its thread there after the recorded end, and on a slow effects database the
-        // engine would time out (and retry) a delivery the record shows as a quick "ok"
+        // engine would time out (and retry) a delivery the record shows as a quick "ok". Queued
+        // before the delivery counts as left, so a graceful stop that waits for the deliveries
+        // to leave and then for the queue loses none
         ends.execute(() -> finish(nonce, end, outcome));
+        inFlight.leave();
       }
     }
 

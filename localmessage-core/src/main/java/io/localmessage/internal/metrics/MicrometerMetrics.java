@@ -33,6 +33,12 @@ public final class MicrometerMetrics implements EngineListener {
   private MicrometerMetrics(MeterRegistry registry, Admin admin) {
     this.registry = registry;
     this.admin = admin;
+    // read on every scrape: it discovers the types in the table, so a replica that has neither
+    // saved nor claimed a type since it started (a type with only dead letters after a restart)
+    // still exports that type's backlog and dead-letter gauges
+    Gauge.builder(P + "types", this, MicrometerMetrics::typesInTable)
+        .description("biz types with messages in the table, as of the last backlog read")
+        .register(registry);
   }
 
   /** Binds to {@code registry}, which must be a Micrometer {@link MeterRegistry}. */
@@ -164,15 +170,32 @@ public final class MicrometerMetrics implements EngineListener {
         .register(registry);
   }
 
-  private double read(String bizType, ToDoubleFunction<TypeStats> f) {
+  private double typesInTable() {
+    return refresh() ? stats.size() : Double.NaN;
+  }
+
+  /** Reads the backlog when the cached one is stale; false when it cannot be read. */
+  private boolean refresh() {
     long now = System.nanoTime();
     if (statsAt == 0 || now - statsAt > STATS_TTL.toNanos()) {
+      List<TypeStats> read;
       try {
-        stats = admin.stats();
+        read = admin.stats();
       } catch (RuntimeException e) {
-        return Double.NaN;
+        return false;
       }
+      stats = read;
       statsAt = now;
+      for (TypeStats s : read) {
+        gauges(s.bizType()); // a type first seen in the table gets its gauges
+      }
+    }
+    return true;
+  }
+
+  private double read(String bizType, ToDoubleFunction<TypeStats> f) {
+    if (!refresh()) {
+      return Double.NaN;
     }
     for (TypeStats s : stats) {
       if (s.bizType().equals(bizType)) {
