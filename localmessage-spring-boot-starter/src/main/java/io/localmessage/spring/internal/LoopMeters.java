@@ -33,10 +33,12 @@ public final class LoopMeters implements MeterBinder {
       Gauge.builder("localmessage.loop.stuck", this, m -> m.stuck(loop))
           .description("1 while this engine loop is stuck, else 0")
           .tag("loop", loop)
+          .strongReference(true) // whoever bound it need not keep it, or the gauge reads NaN
           .register(registry);
       Gauge.builder("localmessage.loop.last.success.age.seconds", this, m -> m.age(loop))
           .description("seconds since this engine loop last completed an iteration")
           .tag("loop", loop)
+          .strongReference(true) // whoever bound it need not keep it, or the gauge reads NaN
           .register(registry);
     }
   }
