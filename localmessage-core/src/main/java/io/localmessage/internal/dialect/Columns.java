@@ -27,6 +27,14 @@ final class Columns {
         + d.now();
   }
 
+  /**
+   * {@code INSERT INTO table (columns) VALUES (...)} of one message, without the dialect's conflict
+   * clause; binds 9 parameters via {@link #bindInsert}.
+   */
+  static String insert(Dialect d, String table) {
+    return "INSERT INTO " + table + " (" + INSERT + ") VALUES (" + insertValues(d) + ")";
+  }
+
   static void bindInsert(PreparedStatement ps, MessageRow r) throws SQLException {
     ps.setInt(1, Codes.of(r.kind()));
     ps.setString(2, r.bizType());

@@ -42,14 +42,7 @@ final class H2Dialect extends LockingSelectDialect {
   @Override
   public OptionalLong insertIfAbsent(Connection c, String table, MessageRow row)
       throws SQLException {
-    String sql =
-        "INSERT INTO "
-            + table
-            + " ("
-            + Columns.INSERT
-            + ") VALUES ("
-            + Columns.insertValues(this)
-            + ")";
+    String sql = Columns.insert(this, table);
     try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
       Columns.bindInsert(ps, row);
       ps.executeUpdate();

@@ -72,14 +72,7 @@ abstract class LockingSelectDialect extends Dialect {
             + idFilter
             + " ORDER BY m.next_retry_at LIMIT ? FOR UPDATE SKIP LOCKED";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
-      int p = 1;
-      ps.setString(p++, type.bizType());
-      if (onlyIds != null) {
-        for (Long id : onlyIds) {
-          ps.setLong(p++, id);
-        }
-      }
-      ps.setInt(p, type.limit());
+      bindTypeIdsLimit(ps, type, onlyIds);
       List<ClaimedRow> rows = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -107,14 +100,7 @@ abstract class LockingSelectDialect extends Dialect {
             + Predicates.headOfAggregate(table, "m")
             + " ORDER BY m.next_retry_at LIMIT ?";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
-      int p = 1;
-      ps.setString(p++, type.bizType());
-      if (onlyIds != null) {
-        for (Long id : onlyIds) {
-          ps.setLong(p++, id);
-        }
-      }
-      ps.setInt(p, type.limit());
+      bindTypeIdsLimit(ps, type, onlyIds);
       List<Long> ids = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -202,5 +188,18 @@ abstract class LockingSelectDialect extends Dialect {
 
   private static String placeholders(int n) {
     return Predicates.placeholders(n);
+  }
+
+  /** Binds the type, the optional id filter and the limit of a due-message select. */
+  private static void bindTypeIdsLimit(
+      PreparedStatement ps, ClaimRequest.TypeLimit type, List<Long> onlyIds) throws SQLException {
+    int p = 1;
+    ps.setString(p++, type.bizType());
+    if (onlyIds != null) {
+      for (Long id : onlyIds) {
+        ps.setLong(p++, id);
+      }
+    }
+    ps.setInt(p, type.limit());
   }
 }

@@ -53,14 +53,7 @@ final class MySqlDialect extends LockingSelectDialect {
   @Override
   public OptionalLong insertIfAbsent(Connection c, String table, MessageRow row)
       throws SQLException {
-    String sql =
-        "INSERT INTO "
-            + table
-            + " ("
-            + Columns.INSERT
-            + ") VALUES ("
-            + Columns.insertValues(this)
-            + ") ON DUPLICATE KEY UPDATE id = id";
+    String sql = Columns.insert(this, table) + " ON DUPLICATE KEY UPDATE id = id";
     try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
       Columns.bindInsert(ps, row);
       ps.executeUpdate();

@@ -52,13 +52,7 @@ final class PostgresDialect extends Dialect {
   public OptionalLong insertIfAbsent(Connection c, String table, MessageRow row)
       throws SQLException {
     String sql =
-        "INSERT INTO "
-            + table
-            + " ("
-            + Columns.INSERT
-            + ") VALUES ("
-            + Columns.insertValues(this)
-            + ") ON CONFLICT (biz_type, idem_key) DO NOTHING RETURNING id";
+        Columns.insert(this, table) + " ON CONFLICT (biz_type, idem_key) DO NOTHING RETURNING id";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       Columns.bindInsert(ps, row);
       try (ResultSet rs = ps.executeQuery()) {

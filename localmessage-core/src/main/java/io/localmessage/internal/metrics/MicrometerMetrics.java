@@ -55,18 +55,15 @@ public final class MicrometerMetrics implements EngineListener {
   @Override
   public void saved(String bizType, boolean duplicate) {
     gauges(bizType);
-    Counter.builder(P + "saves").tag("biz_type", bizType).register(registry).increment();
+    count("saves", bizType, 1);
     if (duplicate) {
-      Counter.builder(P + "saves.duplicate")
-          .tag("biz_type", bizType)
-          .register(registry)
-          .increment();
+      count("saves.duplicate", bizType, 1);
     }
   }
 
   @Override
   public void saveFailed(String bizType, Throwable error) {
-    Counter.builder(P + "saves.failed").tag("biz_type", bizType).register(registry).increment();
+    count("saves.failed", bizType, 1);
   }
 
   @Override
@@ -76,12 +73,9 @@ public final class MicrometerMetrics implements EngineListener {
         .tag("biz_type", bizType)
         .register(registry)
         .record(queryTime);
-    Counter.builder(P + "claimed").tag("biz_type", bizType).register(registry).increment(claimed);
+    count("claimed", bizType, claimed);
     if (leaseReclaims > 0) {
-      Counter.builder(P + "lease.reclaims")
-          .tag("biz_type", bizType)
-          .register(registry)
-          .increment(leaseReclaims);
+      count("lease.reclaims", bizType, leaseReclaims);
     }
   }
 
@@ -114,31 +108,22 @@ public final class MicrometerMetrics implements EngineListener {
 
   @Override
   public void casConflicts(String bizType, int count) {
-    Counter.builder(P + "cas.conflicts")
-        .tag("biz_type", bizType)
-        .register(registry)
-        .increment(count);
+    count("cas.conflicts", bizType, count);
   }
 
   @Override
   public void leaseRenewed(String bizType, int count) {
-    Counter.builder(P + "lease.renewals")
-        .tag("biz_type", bizType)
-        .register(registry)
-        .increment(count);
+    count("lease.renewals", bizType, count);
   }
 
   @Override
   public void fenced(String bizType, int count) {
-    Counter.builder(P + "fenced").tag("biz_type", bizType).register(registry).increment(count);
+    count("fenced", bizType, count);
   }
 
   @Override
   public void writeBackDropped(String bizType, int count) {
-    Counter.builder(P + "writeback.dropped")
-        .tag("biz_type", bizType)
-        .register(registry)
-        .increment(count);
+    count("writeback.dropped", bizType, count);
   }
 
   @Override
@@ -150,6 +135,10 @@ public final class MicrometerMetrics implements EngineListener {
   @Override
   public void expiredLastAttempt(int count) {
     Counter.builder(P + "expired.last.attempt").register(registry).increment(count);
+  }
+
+  private void count(String name, String bizType, double amount) {
+    Counter.builder(P + name).tag("biz_type", bizType).register(registry).increment(amount);
   }
 
   private void gauges(String bizType) {
