@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 class LoopMetersTest {
 
   /**
-   * Micrometer holds a gauge's state object weakly unless told otherwise: a binder nobody else keeps
-   * (an application that calls {@code new LoopMeters(lm).bindTo(registry)}, as Boot's binders are
-   * often used) must not turn its gauges into NaN at the next garbage collection.
+   * Micrometer holds a gauge's state object weakly unless told otherwise: a binder nobody else
+   * keeps (an application that calls {@code new LoopMeters(lm).bindTo(registry)}, as Boot's binders
+   * are often used) must not turn its gauges into NaN at the next garbage collection.
    */
   @Test
   void gaugesKeepReadingAfterTheBinderItselfIsCollected() {
