@@ -3,9 +3,14 @@ package io.localmessage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.localmessage.internal.metrics.MicrometerMetrics;
+import io.localmessage.spi.EngineListener;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,6 +28,50 @@ class MicrometerMetricsTest {
   @AfterAll
   void stop() {
     db.close();
+  }
+
+  /**
+   * Each engine event adds its own amount to its own counter, under the name the docs and the
+   * shipped alert rules use: a counter that counts events instead of messages, or the wrong meter,
+   * is caught here with distinct amounts per event.
+   */
+  @Test
+  void everyCountingEventAddsItsOwnAmountToItsOwnCounter() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (EngineFixture fx = new EngineFixture(db.dataSource(2))) {
+      LocalMessages lm = fx.build(fx.builder());
+      EngineListener meters = MicrometerMetrics.bind(registry, lm.admin());
+      meters.saved("t.c", false);
+      meters.saved("t.c", true);
+      meters.saveFailed("t.c", new IllegalStateException("database away"));
+      meters.claimed("t.c", 7, 2, Duration.ofMillis(1));
+      meters.casConflicts("t.c", 3);
+      meters.leaseRenewed("t.c", 5);
+      meters.fenced("t.c", 11);
+      meters.writeBackDropped("t.c", 13);
+      meters.expiredLastAttempt(4);
+      meters.wakeUpSent(6);
+
+      Map<String, Double> expected = new LinkedHashMap<>();
+      expected.put("localmessage.saves", 2.0);
+      expected.put("localmessage.saves.duplicate", 1.0);
+      expected.put("localmessage.saves.failed", 1.0);
+      expected.put("localmessage.claimed", 7.0);
+      expected.put("localmessage.lease.reclaims", 2.0);
+      expected.put("localmessage.cas.conflicts", 3.0);
+      expected.put("localmessage.lease.renewals", 5.0);
+      expected.put("localmessage.fenced", 11.0);
+      expected.put("localmessage.writeback.dropped", 13.0);
+      expected.forEach(
+          (name, amount) ->
+              assertThat(registry.get(name).tag("biz_type", "t.c").counter().count())
+                  .as(name)
+                  .isEqualTo(amount));
+      assertThat(registry.get("localmessage.expired.last.attempt").counter().count())
+          .isEqualTo(4.0);
+      assertThat(registry.get("localmessage.wakeups.sent").counter().count()).isEqualTo(1.0);
+      assertThat(registry.get("localmessage.wakeups.requested").counter().count()).isEqualTo(6.0);
+    }
   }
 
   @Test
