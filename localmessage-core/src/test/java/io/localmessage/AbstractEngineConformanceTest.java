@@ -29,6 +29,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The engine and store contract, run against every supported database by a subclass per dialect
@@ -538,6 +540,81 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     assertThat(t.lastError()).contains("lease ended without an outcome");
     assertThat(ran.get()).isZero();
     assertThat(counting.expired.get()).isEqualTo(1);
+  }
+
+  /**
+   * A crash writes nothing afterwards, so neither may a halted engine: a sweep, write-back or
+   * renewal under way when it halts must be over when halt returns, or it lands on rows the next
+   * replica (or the test) already changed. Each loop is held on its way to the database.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"lm-maintenance-", "lm-writer-", "lm-renewer-"})
+  void haltReturnsOnlyOnceItsLoopsHaveLeftTheDatabase(String loop) throws Exception {
+    fx.build(fx.builder()); // creates the tables
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    DataSource holding =
+        (DataSource)
+            java.lang.reflect.Proxy.newProxyInstance(
+                DataSource.class.getClassLoader(),
+                new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("getConnection")
+                      && Thread.currentThread().getName().startsWith(loop + "halting")
+                      && held.getCount() > 0) {
+                    held.countDown();
+                    // a driver deep in a statement does not answer interrupts
+                    boolean interrupted = false;
+                    while (true) {
+                      try {
+                        release.await(20, TimeUnit.SECONDS);
+                        break;
+                      } catch (InterruptedException e) {
+                        interrupted = true;
+                      }
+                    }
+                    if (interrupted) {
+                      Thread.currentThread().interrupt();
+                    }
+                  }
+                  try {
+                    return method.invoke(ds, args);
+                  } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    LocalMessages lm = fx.build(fx.builder(holding).replicaId("halting"));
+    CountDownLatch inside = new CountDownLatch(1);
+    lm.register(
+        "t.a",
+        m -> {
+          if (!loop.equals("lm-writer-")) {
+            inside.countDown();
+            new CountDownLatch(1).await(); // the renewer needs an execution in flight
+          }
+        },
+        EngineFixture.config().build());
+    fx.save(lm, action("t.a", "k"));
+    lm.start();
+    assertThat(held.await(15, TimeUnit.SECONDS)).as(loop + " reached the database").isTrue();
+    java.util.concurrent.ExecutorService halter =
+        java.util.concurrent.Executors.newSingleThreadExecutor(r -> new Thread(r, "test-halter"));
+    try {
+      java.util.concurrent.Future<?> halted = halter.submit(() -> Engines.halt(lm));
+      assertThatThrownBy(() -> halted.get(300, TimeUnit.MILLISECONDS))
+          .as("halt returned while " + loop + " was still on its way to the database")
+          .isInstanceOf(java.util.concurrent.TimeoutException.class);
+      release.countDown();
+      halted.get(10, TimeUnit.SECONDS);
+      assertThat(
+              Thread.getAllStackTraces().keySet().stream()
+                  .filter(t -> t.getName().startsWith(loop + "halting") && t.isAlive()))
+          .as("threads of the halted loop")
+          .isEmpty();
+    } finally {
+      release.countDown();
+      halter.shutdownNow();
+    }
   }
 
   @Test

@@ -24,6 +24,9 @@ import org.slf4j.LoggerFactory;
 final class EngineLoops {
   private static final Logger log = LoggerFactory.getLogger(EngineLoops.class);
 
+  /** How long {@link #halt()} waits for a statement its threads have under way. */
+  static final Duration HALT_WAIT = Duration.ofSeconds(5);
+
   private final Settings settings;
   private final Map<String, Registration> registrations;
   private final Signal signal = new Signal();
@@ -129,7 +132,13 @@ final class EngineLoops {
     executions.awaitWorkers();
   }
 
-  /** Stops everything at once without writing anything back, as kill -9 would. */
+  /**
+   * Stops everything at once without writing anything back, as kill -9 would. Returns once the
+   * engine's own threads (poller, writer, watchdog, renewer, maintenance) have left, waiting at
+   * most {@link #HALT_WAIT} for a statement under way: after a crash the process writes nothing, so
+   * nothing a halted engine started may reach the database after this returns. Handler threads are
+   * interrupted and abandoned: whatever they do is not written.
+   */
   void halt() {
     claimLoop.markStopped();
     executions.abandonAll();
@@ -137,7 +146,11 @@ final class EngineLoops {
     signal.signal();
     executions.halt();
     maintenance.shutdownNow(Duration.ZERO);
+    long deadline = System.nanoTime() + HALT_WAIT.toNanos();
     claimLoop.join();
+    writer.awaitStopped(Threads.left(deadline));
+    executions.awaitLoops(Threads.left(deadline));
+    maintenance.await(Threads.left(deadline));
   }
 
   /** The health of every loop. */

@@ -216,4 +216,11 @@ final class Executions {
     watchdog.shutdownNow();
     renewal.shutdownNow();
   }
+
+  /** After {@link #halt()}: waits at most {@code timeout} for the watchdog and the renewer. */
+  void awaitLoops(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Threads.await(watchdog, Threads.left(deadline));
+    Threads.await(renewal, Threads.left(deadline));
+  }
 }

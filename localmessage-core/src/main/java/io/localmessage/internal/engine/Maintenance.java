@@ -136,4 +136,9 @@ final class Maintenance {
       Threads.await(thread, wait);
     }
   }
+
+  /** Waits at most {@code timeout} for a sweep or purge under way (after a shutdown). */
+  void await(Duration timeout) {
+    Threads.await(thread, timeout);
+  }
 }

@@ -25,6 +25,11 @@ final class Threads {
   }
 
   /** Waits for {@code pool} to terminate, at most {@code timeout}; whether it did. */
+  /** The time left until {@code deadline} (a {@link System#nanoTime()} value), never negative. */
+  static Duration left(long deadline) {
+    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+  }
+
   static boolean await(ExecutorService pool, Duration timeout) {
     try {
       return pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);

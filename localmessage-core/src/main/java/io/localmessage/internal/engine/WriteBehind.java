@@ -108,6 +108,15 @@ final class WriteBehind {
     left.forEach(i -> i.onWritten().run());
   }
 
+  /** Waits at most {@code timeout} for the writer's thread to leave (after {@link #halt()}). */
+  void awaitStopped(Duration timeout) {
+    try {
+      thread.join(Math.max(1, timeout.toMillis()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private void loop() {
     List<WriteItem> batch = new ArrayList<>(maxBatch);
     while (!halted) {
