@@ -1,0 +1,323 @@
+package io.localmessage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.localmessage.admin.MessageView;
+import io.localmessage.internal.engine.Engines;
+import io.localmessage.spi.EngineListener;
+import io.localmessage.testing.DatabaseTest;
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Sql;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the engine promises about its own bounds: a paused type is skipped while others run, a
+ * closed engine refuses work, shutdown waits at most its timeout, a crashed engine writes nothing,
+ * and the counts users alert on (CAS conflicts, swept last attempts) are exact.
+ */
+public abstract class AbstractEngineBoundsTest extends DatabaseTest {
+  private static NewMessage action(String type, String key) {
+    return NewMessage.action(type, key).payload("p").build();
+  }
+
+  /** Records every call of the count events, including calls that report zero. */
+  static final class Recording implements EngineListener {
+    final List<String> events = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void casConflicts(String bizType, int count) {
+      events.add("cas " + bizType + " " + count);
+    }
+
+    @Override
+    public void expiredLastAttempt(int count) {
+      events.add("expired " + count);
+    }
+  }
+
+  // ------------------------------------------------------------------ pause
+
+  @Test
+  void aPausedTypeIsSkippedWhileAnotherTypeRuns() {
+    AtomicInteger ranA = new AtomicInteger();
+    AtomicInteger ranB = new AtomicInteger();
+    LocalMessages lm = fx.build(fx.builder().concurrency(4));
+    lm.register("t.a", m -> ranA.incrementAndGet(), EngineFixture.config().build());
+    lm.register("t.b", m -> ranB.incrementAndGet(), EngineFixture.config().build());
+    SaveResult a = fx.save(lm, action("t.a", "k"));
+    fx.save(lm, action("t.b", "k"));
+    lm.admin().pause("t.a", "ops", "channel maintenance");
+
+    assertThat(lm.runOnce()).as("only the unpaused type").isEqualTo(1);
+    assertThat(ranB.get()).isEqualTo(1);
+    assertThat(ranA.get()).isZero();
+    MessageView paused = lm.admin().get(a.id()).orElseThrow();
+    assertThat(paused.status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(paused.attempts()).as("a paused type is not even claimed").isZero();
+
+    lm.admin().resume("t.a", "ops", "done");
+    assertThat(lm.runOnce()).isEqualTo(1);
+    assertThat(ranA.get()).isEqualTo(1);
+  }
+
+  // ------------------------------------------------------------------ closed and crashed engines
+
+  @Test
+  void aClosedEngineRefusesRunOnce() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register("t.a", m -> {}, EngineFixture.config().build());
+    assertThat(lm.runOnce()).isZero();
+    lm.close();
+    assertThatThrownBy(lm::runOnce)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("the engine is closed");
+    LocalMessages never = fx.build(fx.builder().replicaId("never-ran"));
+    never.close();
+    assertThatThrownBy(never::runOnce)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("the engine is closed");
+  }
+
+  @Test
+  void aCrashedEngineWritesNothingAfterwards() throws Exception {
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch left = new CountDownLatch(1);
+    LocalMessages lm = fx.build(fx.builder().replicaId("crashing"));
+    lm.register(
+        "t.a",
+        m -> {
+          inside.countDown();
+          try {
+            // returns normally even when the crash interrupts it: a success it must not write
+            release.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException ignored) {
+            // as a handler that swallows the interrupt
+          } finally {
+            left.countDown();
+          }
+        },
+        EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    lm.start();
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    MessageView claimed = lm.admin().get(s.id()).orElseThrow();
+    Engines.halt(lm);
+    release.countDown();
+    assertThat(left.await(10, TimeUnit.SECONDS)).isTrue();
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(2))
+        .until(
+            () -> {
+              MessageView now = lm.admin().get(s.id()).orElseThrow();
+              return now.status() == MessageStatus.PENDING
+                  && now.version() == claimed.version()
+                  && now.attempts() == 1;
+            });
+    assertThat(lm.admin().get(s.id()).orElseThrow().leaseOwner())
+        .as("the lease stays: the message runs again when it ends")
+        .isEqualTo("crashing");
+  }
+
+  // ------------------------------------------------------------------ shutdown bound
+
+  @Test
+  void closeWaitsForARunningHandlerAtMostTheShutdownTimeout() throws Exception {
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    Duration timeout = Duration.ofMillis(600);
+    LocalMessages lm = fx.build(fx.builder().replicaId("a").shutdownTimeout(timeout));
+    lm.register(
+        "t.a",
+        m -> {
+          inside.countDown();
+          never.await(); // leaves when interrupted
+        },
+        EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    lm.start();
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    long t0 = System.nanoTime();
+    lm.close();
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
+    assertThat(took)
+        .as("close waits the shutdown timeout for the handler, then interrupts it")
+        .isGreaterThanOrEqualTo(timeout)
+        .isLessThan(timeout.plusSeconds(5));
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
+    assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(t.attempts()).as("the attempt the shutdown interrupted is given back").isZero();
+    assertThat(t.lastError()).isEqualTo("interrupted by the shutdown of replica a");
+  }
+
+  @Test
+  void closeLetsAHandlerThatEndsInsideTheShutdownTimeoutFinishAndWriteItsSuccess()
+      throws Exception {
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    LocalMessages lm = fx.build(fx.builder().shutdownTimeout(Duration.ofSeconds(20)));
+    AtomicInteger interrupted = new AtomicInteger();
+    lm.register(
+        "t.a",
+        m -> {
+          inside.countDown();
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            interrupted.incrementAndGet();
+            throw e;
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(10)).build());
+    fx.save(lm, action("t.a", "k"));
+    lm.start();
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread closer = new Thread(lm::close, "closer");
+    closer.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> !lm.health().running());
+    // close is waiting for the handler inside its shutdown timeout, not interrupting it
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> interrupted.get() == 0 && closer.isAlive());
+    release.countDown();
+    closer.join(15_000);
+    assertThat(closer.isAlive()).isFalse();
+    assertThat(interrupted.get()).isZero();
+    assertThat(fx.countAll()).as("the success was written").isZero();
+  }
+
+  // ------------------------------------------------------------------ exact counts
+
+  @Test
+  void staleWriteBacksAreCountedOnePerMessageAndCurrentOnesNotAtAll() {
+    Recording recording = new Recording();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LocalMessages lm =
+        fx.build(fx.builder().listener(recording).meterRegistry(registry).concurrency(8));
+    // each batch of 4: the engine loses two of them to a takeover while the handler runs
+    lm.registerBatch(
+        "t.ok",
+        batch -> {
+          takeOver(batch.get(0).id(), batch.get(1).id());
+          List<Outcome> out = new ArrayList<>();
+          batch.forEach(m -> out.add(Outcome.success()));
+          return out;
+        },
+        EngineFixture.config().batchSize(4).build());
+    lm.registerBatch(
+        "t.retry",
+        batch -> {
+          takeOver(batch.get(0).id());
+          List<Outcome> out = new ArrayList<>();
+          batch.forEach(m -> out.add(Outcome.retry("again")));
+          return out;
+        },
+        EngineFixture.config().batchSize(4).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    fx.saveMany(lm, "t.ok", 4, null);
+    fx.saveMany(lm, "t.retry", 4, null);
+
+    assertThat(lm.runOnce()).isEqualTo(8);
+    assertThat(fx.count("biz_type = ?", "t.ok")).as("two deleted, two kept").isEqualTo(2);
+    assertThat(fx.count("biz_type = ? AND last_error = ?", "t.retry", "again"))
+        .as("three retries written, one dropped")
+        .isEqualTo(3);
+    assertThat(recording.events).containsExactlyInAnyOrder("cas t.ok 2", "cas t.retry 1");
+    assertThat(registry.get("localmessage.cas.conflicts").tag("biz_type", "t.ok").counter().count())
+        .isEqualTo(2);
+  }
+
+  /** Another replica took these over: the version moved past this replica's claim. */
+  private void takeOver(long... ids) {
+    for (long id : ids) {
+      Sql.update(ds, "UPDATE " + fx.table + " SET version = version + 1 WHERE id = ?", id);
+    }
+  }
+
+  @Test
+  void currentWriteBacksAreNeverCountedAsConflicts() {
+    Recording recording = new Recording();
+    LocalMessages lm = fx.build(fx.builder().listener(recording).concurrency(4));
+    lm.register("t.ok", m -> {}, EngineFixture.config().build());
+    lm.register(
+        "t.retry",
+        m -> {
+          throw new IllegalStateException("again");
+        },
+        EngineFixture.config().backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    fx.saveMany(lm, "t.ok", 2, null);
+    fx.saveMany(lm, "t.retry", 2, null);
+    assertThat(lm.runOnce()).isEqualTo(4);
+    assertThat(fx.count("biz_type = ?", "t.ok")).isZero();
+    assertThat(fx.count("biz_type = ? AND attempts = 1", "t.retry")).isEqualTo(2);
+    assertThat(recording.events).isEmpty();
+  }
+
+  @Test
+  void oneSweepExpiresSeveralLastAttemptsAndCountsThemTogether() {
+    Recording recording = new Recording();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LocalMessages lm = fx.build(fx.builder().listener(recording).meterRegistry(registry));
+    AtomicInteger ran = new AtomicInteger();
+    lm.register("t.a", m -> ran.incrementAndGet(), EngineFixture.config().maxAttempts(1).build());
+    fx.saveMany(lm, "t.a", 3, null);
+    // two last attempts whose worker crashed: claimed once, lease over; the third is fresh
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET attempts = 1, max_attempts = 1, lease_owner = 'gone', version = 1,"
+            + " next_retry_at = created_at WHERE idem_key IN ('k-0', 'k-1')");
+
+    assertThat(lm.runOnce()).as("only the fresh one runs").isEqualTo(1);
+    assertThat(ran.get()).isEqualTo(1);
+    assertThat(
+            fx.count(
+                "status = 2 AND last_error LIKE ?",
+                "attempts exhausted: the last delivery's lease ended without an outcome%"))
+        .isEqualTo(2);
+    assertThat(recording.events).containsExactly("expired 2");
+    assertThat(registry.get("localmessage.expired.last.attempt").counter().count()).isEqualTo(2);
+
+    assertThat(lm.runOnce()).isZero();
+    assertThat(recording.events).as("nothing left to sweep, nothing reported").hasSize(1);
+  }
+
+  // ------------------------------------------------------------------ after-commit dispatch
+
+  @Test
+  void inTransactionStartsTheMessageWithoutThePoller() {
+    LocalMessages lm = fx.build(fx.builder().pollInterval(Duration.ofMinutes(10)));
+    List<String> ran = new CopyOnWriteArrayList<>();
+    lm.register("t.a", m -> ran.add(m.idemKey()), EngineFixture.config().build());
+    lm.start();
+    // the poller's first round (at start) is over: its next one is ten minutes away
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                lm.health().loops().stream()
+                    .anyMatch(l -> l.name().equals("poller") && l.lastSuccess() != null));
+    fx.save(lm, action("t.a", "plain"));
+    await()
+        .during(Duration.ofMillis(300))
+        .atMost(Duration.ofSeconds(1))
+        .until(ran::isEmpty); // a plain commit waits for the poller
+    lm.inTransaction(c -> lm.save(c, action("t.a", "k")));
+    await().atMost(Duration.ofSeconds(5)).until(() -> ran.contains("k"));
+    assertThat(ran)
+        .as("only the message committed by inTransaction was dispatched")
+        .containsExactly("k");
+  }
+}
