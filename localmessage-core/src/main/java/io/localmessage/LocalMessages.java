@@ -32,6 +32,12 @@ public interface LocalMessages extends AutoCloseable {
   /** Registers a batch handler of {@code bizType} (the Kafka relay is one). */
   LocalMessages registerBatch(String bizType, BatchHandler handler, HandlerConfig config);
 
+  /**
+   * Registers an asynchronous handler of {@code bizType}: its stage holds the message's slot, not a
+   * thread, until it completes (see {@link AsyncHandler} for the timeout and lease rules).
+   */
+  LocalMessages registerAsync(String bizType, AsyncHandler handler, HandlerConfig config);
+
   /** Starts the poller and the workers. Without it the engine only runs on {@link #runOnce()}. */
   void start();
 

@@ -26,6 +26,9 @@ public final class LocalMessagesBuilder {
   /** Handler slots of a replica, unless configured. */
   public static final int DEFAULT_CONCURRENCY = 8;
 
+  /** The most messages one replica can have in flight ({@link #concurrency(int)}). */
+  public static final int MAX_CONCURRENCY = 20_000;
+
   /** How long a claim holds a message, unless configured. */
   public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
 
@@ -78,6 +81,7 @@ public final class LocalMessagesBuilder {
   private Duration maxExecutionTime = DEFAULT_MAX_EXECUTION_TIME;
   private Duration loopStuckAfter = DEFAULT_LOOP_STUCK_AFTER;
   private boolean wakeUps = true;
+  private boolean virtualThreads;
   private Dialect dialect;
   private boolean autoCreateSchema;
   private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
@@ -111,11 +115,17 @@ public final class LocalMessagesBuilder {
     return this;
   }
 
-  /** Handler slots on this replica, all types together: 1 to 1,024. */
+  /**
+   * Handler slots on this replica, all types together: 1 to {@value #MAX_CONCURRENCY} (default
+   * {@value #DEFAULT_CONCURRENCY}). A slot is a message in flight. A blocking {@link Handler} holds
+   * a worker thread for its slot: on platform threads (the default) keep this near what the machine
+   * can run, a few hundred at most; with {@link #virtualThreads(boolean)} or {@link AsyncHandler}s
+   * thousands of messages can wait at once on a few platform threads.
+   */
   public LocalMessagesBuilder concurrency(int concurrency) {
-    if (concurrency < 1 || concurrency > 1024) {
+    if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
       throw new IllegalArgumentException(
-          "concurrency must be between 1 and 1024, was " + concurrency);
+          "concurrency must be between 1 and " + MAX_CONCURRENCY + ", was " + concurrency);
     }
     this.concurrency = concurrency;
     return this;
@@ -226,6 +236,23 @@ public final class LocalMessagesBuilder {
    */
   public LocalMessagesBuilder wakeUps(boolean enabled) {
     this.wakeUps = enabled;
+    return this;
+  }
+
+  /**
+   * Runs blocking handlers on virtual threads, one per message in flight, instead of a pool of
+   * platform threads (default off). Needs Java 21 or later: refused on an older JVM. A handler that
+   * waits on I/O then holds no platform thread, so {@link #concurrency(int)} can be in the
+   * thousands. Caveat: on Java 21 to 23 a virtual thread that blocks inside a {@code synchronized}
+   * block (or in native code) pins its carrier thread; some JDBC drivers and client libraries do,
+   * and a few pinned threads stall all the others. Java 24 and later no longer pin in {@code
+   * synchronized}. Asynchronous handlers ({@link LocalMessages#registerAsync}) need neither.
+   */
+  public LocalMessagesBuilder virtualThreads(boolean enabled) {
+    if (enabled) {
+      Engines.checkVirtualThreads();
+    }
+    this.virtualThreads = enabled;
     return this;
   }
 
@@ -345,7 +372,8 @@ public final class LocalMessagesBuilder {
             maxExecutionTime,
             loopStuckAfter,
             wakeUps,
-            TracePropagation.failSafe(tracing));
+            TracePropagation.failSafe(tracing),
+            virtualThreads);
     return Engines.create(settings);
   }
 

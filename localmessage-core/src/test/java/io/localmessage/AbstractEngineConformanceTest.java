@@ -203,7 +203,7 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("is not a plain SQL identifier");
     assertThatThrownBy(() -> LocalMessages.builder(ds).concurrency(0))
-        .hasMessage("concurrency must be between 1 and 1024, was 0");
+        .hasMessage("concurrency must be between 1 and 20000, was 0");
     assertThatThrownBy(() -> LocalMessages.builder(ds).lease(Duration.ofMillis(1)))
         .hasMessageContaining("lease must be between");
     assertThatThrownBy(() -> fx.builder().lease(Duration.ofSeconds(1)).build())

@@ -72,7 +72,7 @@ class SettingsBoundsTest {
   @Test
   void builderCountsAcceptExactlyTheirRange() {
     LocalMessagesBuilder b = builder();
-    intRange("concurrency", 1, 1024, b::concurrency);
+    intRange("concurrency", 1, LocalMessagesBuilder.MAX_CONCURRENCY, b::concurrency);
     intRange("maxPayloadBytes", 1, 64 * 1024 * 1024, b::maxPayloadBytes);
     intRange("purgeBatchSize", 1, 100_000, b::purgeBatchSize);
     intRange("writeBatchSize", 1, 5_000, b::writeBatchSize);

@@ -1,5 +1,6 @@
 package io.localmessage.http;
 
+import io.localmessage.AsyncHandler;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
 import io.localmessage.Message;
@@ -20,6 +21,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -50,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * lm.register("points.award", points, points.handlerConfig().maxAttempts(12).build());
  * }</pre>
  */
-public final class HttpDelivery implements Handler, AutoCloseable {
+public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HttpDelivery.class);
 
   public static final String IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -107,8 +111,87 @@ public final class HttpDelivery implements Handler, AutoCloseable {
     return new HttpDeliveryBuilder();
   }
 
+  /** A request ready to send, with its span open. */
+  private record Prepared(
+      URI uri, String target, TracePropagation.Span span, HttpRequest request) {}
+
+  /**
+   * Sends the message and waits for the response on the calling thread: register with {@link
+   * io.localmessage.LocalMessages#register}.
+   */
   @Override
   public void handle(Message m) throws Exception {
+    Prepared p = prepare(m);
+    long start = System.nanoTime();
+    HttpResponse<CapturedBody> response;
+    try {
+      response = client.send(p.request, this::bodyHandler);
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      p.span.end("io_error", e.toString());
+      if (!(e instanceof IOException io)) {
+        throw e;
+      }
+      handleFailure(m, p.target, start, io);
+      return;
+    }
+    answered(m, p, start, response);
+  }
+
+  /**
+   * Sends the message with the client's asynchronous send: no thread waits for the response, so
+   * thousands of requests can be in flight (register with {@link
+   * io.localmessage.LocalMessages#registerAsync} and raise the engine's concurrency). The response
+   * is classified exactly as {@link #handle} does. A stage the engine times out is cancelled, which
+   * the JDK client may or may not turn into an aborted request: the engine keeps the message leased
+   * until its lease ends either way.
+   */
+  @Override
+  public CompletionStage<Void> handleAsync(Message m) throws Exception {
+    Prepared p = prepare(m);
+    long start = System.nanoTime();
+    return client
+        .sendAsync(p.request, this::bodyHandler)
+        .handle(
+            (response, error) -> {
+              try {
+                if (error != null) {
+                  Throwable cause = unwrap(error);
+                  p.span.end("io_error", cause.toString());
+                  if (cause instanceof IOException io) {
+                    handleFailure(m, p.target, start, io);
+                    return null;
+                  }
+                  throw cause;
+                }
+                answered(m, p, start, response);
+                return null;
+              } catch (Throwable t) {
+                throw t instanceof CompletionException c ? c : new CompletionException(t);
+              }
+            });
+  }
+
+  private HttpResponse.BodySubscriber<CapturedBody> bodyHandler(HttpResponse.ResponseInfo info) {
+    return new CappedBodySubscriber(captureBytes, DISCARD_LIMIT);
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    Throwable e = t;
+    while ((e instanceof CompletionException || e instanceof ExecutionException)
+        && e.getCause() != null) {
+      e = e.getCause();
+    }
+    return e;
+  }
+
+  private void answered(Message m, Prepared p, long start, HttpResponse<CapturedBody> response)
+      throws Exception {
+    int status = response.statusCode();
+    p.span.end(Integer.toString(status), status < 400 ? null : "HTTP " + status);
+    respond(m, p.uri, p.target, start, response);
+  }
+
+  private Prepared prepare(Message m) throws PermanentFailure {
     URI uri = resolve(m);
     String target = method + " " + Redaction.safeUrl(uri);
     Map<String, String> trace = new LinkedHashMap<>();
@@ -123,29 +206,12 @@ public final class HttpDelivery implements Handler, AutoCloseable {
                     Map.of("biz_type", m.bizType(), "method", method),
                     Map.of("url", Redaction.safeUrl(uri), "message_id", Long.toString(m.id()))),
                 trace);
-    HttpRequest request;
     try {
-      request = request(m, uri, target, trace);
+      return new Prepared(uri, target, span, request(m, uri, target, trace));
     } catch (PermanentFailure | RuntimeException e) {
       span.end("not_sent", e.getMessage());
       throw e;
     }
-    long start = System.nanoTime();
-    HttpResponse<CapturedBody> response;
-    try {
-      response =
-          client.send(request, info -> new CappedBodySubscriber(captureBytes, DISCARD_LIMIT));
-    } catch (IOException | InterruptedException | RuntimeException e) {
-      span.end("io_error", e.toString());
-      if (!(e instanceof IOException io)) {
-        throw e;
-      }
-      handleFailure(m, target, start, io);
-      return;
-    }
-    int status = response.statusCode();
-    span.end(Integer.toString(status), status < 400 ? null : "HTTP " + status);
-    respond(m, uri, target, start, response);
   }
 
   private void handleFailure(Message m, String target, long start, IOException e) throws Exception {

@@ -10,8 +10,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
@@ -227,13 +228,23 @@ public final class HttpDeliveryBuilder {
     }
     int id = CLIENTS.incrementAndGet();
     AtomicInteger threads = new AtomicInteger();
-    ExecutorService executor =
-        Executors.newCachedThreadPool(
+    // the client's own tasks (response parsing, completing the sends) never block, so a few
+    // threads serve any number of requests in flight, blocking or asynchronous; a cached pool would
+    // grow a thread per simultaneous response
+    int size = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+    ThreadPoolExecutor executor =
+        new ThreadPoolExecutor(
+            size,
+            size,
+            60,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
             r -> {
               Thread t = new Thread(r, "lm-http-" + id + "-" + threads.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
+    executor.allowCoreThreadTimeOut(true);
     HttpClient client =
         HttpClient.newBuilder()
             .executor(executor)

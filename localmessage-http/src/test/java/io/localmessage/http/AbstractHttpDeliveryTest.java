@@ -2,6 +2,7 @@ package io.localmessage.http;
 
 import static io.localmessage.http.LocalHttpServer.respond;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.localmessage.Backoff;
 import io.localmessage.HandlerConfig;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -57,6 +59,21 @@ abstract class AbstractHttpDeliveryTest {
   private final CountDownLatch release = new CountDownLatch(1);
 
   protected abstract TestDatabase createDatabase();
+
+  /**
+   * Whether the suite registers the delivery as an asynchronous handler (its non-blocking send).
+   */
+  protected boolean async() {
+    return false;
+  }
+
+  private void register(LocalMessages lm, String type, HandlerConfig config) {
+    if (async()) {
+      lm.registerAsync(type, http, config);
+    } else {
+      lm.register(type, http, config);
+    }
+  }
 
   @BeforeAll
   void start() {
@@ -99,9 +116,9 @@ abstract class AbstractHttpDeliveryTest {
     http = b.build();
     LocalMessages lm = fx.build(fx.builder());
     // handlerConfig(): 4 s handler timeout, Retry-After counts as an attempt
-    lm.register(
+    register(
+        lm,
         TYPE,
-        http,
         http.checkFits(
             http.handlerConfig().maxAttempts(5).backoff(Backoff.fixed(BACKOFF)).build()));
     return lm;
@@ -122,6 +139,62 @@ abstract class AbstractHttpDeliveryTest {
 
   private Duration untilDue(MessageView t) {
     return Duration.between(Sql.instantNow(db, ds), t.nextRetryAt());
+  }
+
+  @Test
+  void anEndpointThatStopsAnsweringMidRunDoesNotStallTheOtherTypes() {
+    AtomicInteger slowCalls = new AtomicInteger();
+    AtomicInteger hanging = new AtomicInteger();
+    AtomicInteger maxHanging = new AtomicInteger();
+    CountDownLatch answerAgain = new CountDownLatch(1);
+    server.respondWith(
+        (ex, r) -> {
+          if (ex.getRequestURI().getPath().equals("/slow") && slowCalls.incrementAndGet() > 5) {
+            maxHanging.accumulateAndGet(hanging.incrementAndGet(), Math::max);
+            try {
+              answerAgain.await(20, TimeUnit.SECONDS); // stops answering
+            } finally {
+              hanging.decrementAndGet();
+            }
+          }
+          respond(ex, 200, "");
+        });
+    // a request timeout longer than the test: the hung requests hold their slots throughout
+    http = delivery().requestTimeout(Duration.ofSeconds(15)).build();
+    LocalMessages lm = fx.build(fx.builder().concurrency(16));
+    HandlerConfig perType =
+        http.handlerConfig().concurrency(4).backoff(Backoff.fixed(BACKOFF)).build();
+    register(lm, "slow.award", perType);
+    register(lm, "fast.award", perType);
+    for (int i = 0; i < 20; i++) {
+      fx.save(
+          lm,
+          NewMessage.action("slow.award", "s" + i)
+              .destination(server.uri("/slow").toString())
+              .payload("{}")
+              .build());
+    }
+    for (int i = 0; i < 100; i++) {
+      fx.save(
+          lm,
+          NewMessage.action("fast.award", "f" + i)
+              .destination(server.uri("/fast").toString())
+              .payload("{}")
+              .build());
+    }
+    try {
+      lm.start();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> fx.count("biz_type = 'fast.award'") == 0 && hanging.get() == 4);
+      assertThat(fx.count("biz_type = 'slow.award'")).as("slow messages left").isEqualTo(15);
+      assertThat(maxHanging.get())
+          .as("requests hanging at once: the type's concurrency")
+          .isEqualTo(4);
+    } finally {
+      answerAgain.countDown();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
   }
 
   // ------------------------------------------------------------ the status table

@@ -1,5 +1,6 @@
 package io.localmessage.internal.engine;
 
+import io.localmessage.AsyncHandler;
 import io.localmessage.BatchHandler;
 import io.localmessage.ConnectionCallback;
 import io.localmessage.EngineHealth;
@@ -97,6 +98,7 @@ final class Engine implements LocalMessages {
             NewMessage.checkBizType(bizType),
             handler,
             null,
+            null,
             Objects.requireNonNull(config, "config"),
             settings.concurrency()));
   }
@@ -107,6 +109,20 @@ final class Engine implements LocalMessages {
     return add(
         new Registration(
             NewMessage.checkBizType(bizType),
+            null,
+            handler,
+            null,
+            Objects.requireNonNull(config, "config"),
+            settings.concurrency()));
+  }
+
+  @Override
+  public LocalMessages registerAsync(String bizType, AsyncHandler handler, HandlerConfig config) {
+    Objects.requireNonNull(handler, "handler");
+    return add(
+        new Registration(
+            NewMessage.checkBizType(bizType),
+            null,
             null,
             handler,
             Objects.requireNonNull(config, "config"),

@@ -17,6 +17,22 @@ public final class Engines {
   }
 
   /**
+   * Checks that this JVM has virtual threads.
+   *
+   * @throws IllegalArgumentException naming the JVM's version when it has none
+   */
+  public static void checkVirtualThreads() {
+    if (!VirtualThreads.available()) {
+      throw new IllegalArgumentException(
+          "virtualThreads(true) needs Java "
+              + VirtualThreads.SINCE
+              + " or later; this JVM is "
+              + Runtime.version()
+              + ": leave it off (platform worker threads) or use asynchronous handlers");
+    }
+  }
+
+  /**
    * Stops {@code engine} at once as a crash would: no more write-backs, leases not released.
    *
    * @throws IllegalArgumentException when {@code engine} was not built by the builder

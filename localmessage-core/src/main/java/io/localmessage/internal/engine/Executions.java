@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -24,12 +25,18 @@ final class Executions {
   private static final Logger log = LoggerFactory.getLogger(Executions.class);
   // how long close() waits for handlers it interrupted to leave
   private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
+  // threads calling asynchronous handlers: the calls only start the work, so a few are enough
+  static final int ASYNC_CALLERS =
+      Math.max(2, Math.min(8, Runtime.getRuntime().availableProcessors()));
 
   private final Settings settings;
   private final Outcomes outcomes;
   private final Slots slots;
   private final Set<Execution> inFlight = ConcurrentHashMap.newKeySet();
-  private final ThreadPoolExecutor workers;
+  private final Object idle = new Object(); // notified when an execution finishes
+  private final ExecutorService workers;
+  // calls asynchronous handlers (which return at once); null when no type registered one
+  private final ExecutorService asyncCallers;
   private final ScheduledThreadPoolExecutor watchdog;
   private final ScheduledThreadPoolExecutor renewal;
   private final LoopHealth watchdogHealth;
@@ -45,15 +52,18 @@ final class Executions {
     this.settings = settings;
     this.outcomes = outcomes;
     this.slots = slots;
-    this.workers =
-        new ThreadPoolExecutor(
-            settings.concurrency(),
-            settings.concurrency(),
-            60,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            Threads.named("lm-worker-" + settings.replicaId()));
-    this.workers.allowCoreThreadTimeOut(true);
+    String workerName = "lm-worker-" + settings.replicaId();
+    boolean anyAsync = registrations.values().stream().anyMatch(Registration::isAsync);
+    boolean anyBlocking = registrations.values().stream().anyMatch(r -> !r.isAsync());
+    if (settings.virtualThreads()) {
+      // one virtual thread per execution: blocking handlers hold no platform thread while waiting
+      this.workers = VirtualThreads.perTaskExecutor(workerName);
+      this.asyncCallers = anyAsync ? workers : null;
+    } else {
+      // a thread per slot, created on demand: only types with blocking handlers use them
+      this.workers = pool(anyBlocking ? settings.concurrency() : 1, workerName);
+      this.asyncCallers = anyAsync ? pool(ASYNC_CALLERS, "lm-async-" + settings.replicaId()) : null;
+    }
     Duration stuck = settings.loopStuckAfter();
     // one watchdog scans the in-flight set instead of a timer task per message: no per-message
     // scheduling cost on the hot path, timeouts fire within one tick of their deadline
@@ -80,6 +90,19 @@ final class Executions {
         renewer::renewDue, renewTick.toMillis(), renewTick.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  private static ThreadPoolExecutor pool(int threads, String name) {
+    ThreadPoolExecutor p =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            60,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            Threads.named(name));
+    p.allowCoreThreadTimeOut(true);
+    return p;
+  }
+
   private static long minTimeoutMillis(Map<String, Registration> registrations) {
     return registrations.values().stream()
         .mapToLong(r -> r.config.handlerTimeout().toMillis())
@@ -102,10 +125,10 @@ final class Executions {
    * slots and the claimed rows.
    */
   Execution start(Registration reg, List<ClaimedMessage> messages) {
-    Execution e = new Execution(reg, messages, outcomes, settings.tracing());
+    Execution e = new Execution(reg, messages, outcomes, settings.tracing(), this::finished);
     inFlight.add(e);
     try {
-      workers.execute(() -> run(e));
+      (reg.isAsync() ? asyncCallers : workers).execute(e);
     } catch (RuntimeException rejected) {
       inFlight.remove(e);
       e.abandon();
@@ -115,12 +138,32 @@ final class Executions {
     return e;
   }
 
-  private void run(Execution e) {
-    try {
-      e.run();
-    } finally {
-      inFlight.remove(e);
-      slots.finished(e.registration, e.messages.size());
+  /** An execution is over (its thread left, or its stage ended): its slots go back. */
+  private void finished(Execution e) {
+    inFlight.remove(e);
+    slots.finished(e.registration, e.messages.size());
+    synchronized (idle) {
+      idle.notifyAll();
+    }
+  }
+
+  /** Waits until no execution is in flight or {@code timeout} passed; returns whether none is. */
+  private boolean awaitIdle(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (idle) {
+      while (!inFlight.isEmpty()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(idle, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+        } catch (InterruptedException ex) {
+          Thread.currentThread().interrupt();
+          return inFlight.isEmpty();
+        }
+      }
+      return true;
     }
   }
 
@@ -132,10 +175,20 @@ final class Executions {
     try {
       long now = System.nanoTime();
       for (Execution e : inFlight) {
-        if (e.overdue(now) && e.timeOut()) {
+        if (!e.overdue(now)) {
+          continue;
+        }
+        if (e.timeOut()) {
           log.warn(
               "event=handler_timeout biz_type={} ids={} timeout={} note=interrupted; the retry is"
                   + " written when the handler returns, the lease is kept until then",
+              e.registration.bizType,
+              e.ids(),
+              e.registration.config.handlerTimeout());
+        } else if (e.expirePending()) {
+          log.warn(
+              "event=handler_timeout biz_type={} ids={} timeout={} note=stage cancelled; its late"
+                  + " completion is ignored and the message is not due before its lease ends",
               e.registration.bizType,
               e.ids(),
               e.registration.config.handlerTimeout());
@@ -159,14 +212,20 @@ final class Executions {
    */
   void close() {
     workers.shutdown();
-    boolean drained = Threads.await(workers, settings.shutdownTimeout());
+    if (asyncCallers != null) {
+      asyncCallers.shutdown();
+    }
+    // the pools drain their queued executions; pending stages are waited for as well
+    boolean drained = awaitIdle(settings.shutdownTimeout());
     if (!drained) {
       log.warn(
           "event=shutdown_timeout in_flight={} waited={}",
           inFlight.size(),
           settings.shutdownTimeout());
+      // a pending stage is not interrupted: cancelling it would make its message due at once
+      // while its effect may still be under way; it is given up on below and keeps its lease
       inFlight.forEach(Execution::interruptForShutdown);
-      Threads.await(workers, SHUTDOWN_GRACE);
+      awaitIdle(SHUTDOWN_GRACE);
     }
     renewal.shutdownNow();
     int kept = 0;
@@ -200,6 +259,9 @@ final class Executions {
   /** The last wait for the worker threads, at the very end of a stop. */
   void awaitWorkers() {
     Threads.await(workers, Duration.ofSeconds(1));
+    if (asyncCallers != null && asyncCallers != workers) {
+      Threads.await(asyncCallers, Duration.ofSeconds(1));
+    }
   }
 
   /** Gives up on every execution as a crash would: nothing they do is written any more. */
@@ -213,6 +275,9 @@ final class Executions {
   /** Stops the pool, the watchdog and the renewer at once. */
   void halt() {
     workers.shutdownNow();
+    if (asyncCallers != null) {
+      asyncCallers.shutdownNow();
+    }
     watchdog.shutdownNow();
     renewal.shutdownNow();
   }

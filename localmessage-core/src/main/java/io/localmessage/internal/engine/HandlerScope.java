@@ -100,7 +100,7 @@ final class HandlerScope {
     Outcome o = result == null || result.isEmpty() ? null : result.get(0);
     if (o == null || ending == null) {
       span.end("abandoned", null);
-    } else if (ending == Execution.Ending.TIMED_OUT) {
+    } else if (ending.timedOut()) {
       span.end("timeout", "the handler ran past its timeout");
     } else if (ending == Execution.Ending.SHUTDOWN && o.type() != Outcome.Type.SUCCESS) {
       span.end("shutdown", "interrupted by the shutdown; the attempt is given back");

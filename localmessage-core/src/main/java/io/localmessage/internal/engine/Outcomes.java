@@ -73,18 +73,16 @@ final class Outcomes {
         continue;
       }
       Outcome outcome = outcomes.get(i);
-      OutcomePolicy.Decision d;
+      OutcomePolicy.Decision decision;
       if (ending == Execution.Ending.SHUTDOWN && outcome.type() != Outcome.Type.SUCCESS) {
-        d = policy.givenBack(m.row(), "interrupted by the shutdown of replica " + replicaId);
+        decision = policy.givenBack(m.row(), "interrupted by the shutdown of replica " + replicaId);
       } else {
-        d =
-            policy.decide(
-                e.registration.config,
-                m.row(),
-                outcome,
-                ending == Execution.Ending.TIMED_OUT,
-                took);
+        decision = policy.decide(e.registration.config, m.row(), outcome, ending.timedOut(), took);
+        if (ending == Execution.Ending.TIMED_OUT_PENDING) {
+          decision = notBeforeLeaseEnd(m, decision);
+        }
       }
+      OutcomePolicy.Decision d = decision;
       logDecision(m, d);
       if (d.result() != null) {
         Duration sinceCreated = Duration.between(m.createdAt(), m.row().dbNow()).plus(took);
@@ -95,6 +93,37 @@ final class Outcomes {
           new WriteItem(
               m.bizType(), d.writeBack(), onWritten, m.leaseEndNanos() - writeBackMarginNanos));
     }
+  }
+
+  /**
+   * A retry of an expired asynchronous stage, whose effect may still be under way, is not due
+   * before the message's current lease ends: due at the lease end (kept as the database has it)
+   * unless the backoff is due later anyway. A second of slack covers the difference between this
+   * replica's estimate of the lease end and the database's.
+   */
+  private static OutcomePolicy.Decision notBeforeLeaseEnd(
+      ClaimedMessage m, OutcomePolicy.Decision d) {
+    if (!(d.writeBack() instanceof WriteBack.Update u) || !u.makesDue()) {
+      return d;
+    }
+    Transition t = u.transition();
+    long leftMillis =
+        java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(m.leaseEndNanos() - System.nanoTime());
+    if (t.delayMillis() > leftMillis + 1000) {
+      return d;
+    }
+    return new OutcomePolicy.Decision(
+        new WriteBack.Update(
+            new Transition(
+                t.id(),
+                t.version(),
+                t.status(),
+                t.delayMillis(),
+                t.lastError(),
+                t.attemptsDelta(),
+                true)),
+        d.result(),
+        d.error());
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.localmessage.internal.engine;
 
+import io.localmessage.AsyncHandler;
 import io.localmessage.BatchHandler;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
@@ -10,6 +11,7 @@ final class Registration {
   final String bizType;
   final Handler handler;
   final BatchHandler batchHandler;
+  final AsyncHandler asyncHandler;
   final HandlerConfig config;
   final Semaphore slots;
 
@@ -24,11 +26,13 @@ final class Registration {
       String bizType,
       Handler handler,
       BatchHandler batchHandler,
+      AsyncHandler asyncHandler,
       HandlerConfig config,
       int engineConcurrency) {
     this.bizType = bizType;
     this.handler = handler;
     this.batchHandler = batchHandler;
+    this.asyncHandler = asyncHandler;
     this.config = config;
     int cap =
         config.concurrency() == 0
@@ -39,5 +43,10 @@ final class Registration {
 
   boolean isBatch() {
     return batchHandler != null;
+  }
+
+  /** Whether the handler returns a stage instead of blocking its thread. */
+  boolean isAsync() {
+    return asyncHandler != null;
   }
 }

@@ -32,4 +32,5 @@ public record Settings(
     Duration maxExecutionTime,
     Duration loopStuckAfter,
     boolean wakeUps,
-    TracePropagation tracing) {}
+    TracePropagation tracing,
+    boolean virtualThreads) {}
