@@ -51,7 +51,7 @@ seed() {
       inject "$ENGINE/WriteBehind.java" 1 's/(\n  void submit\(WriteItem item\) \{\n)/$1    if (item.isDelete() \&\& java.util.concurrent.ThreadLocalRandom.current().nextInt(100) == 0) {\n      item.onWritten().run();\n      return;\n    }\n/g' ;;
     timeout-overlap) # on a timeout the watchdog writes the retry while the handler's thread is
       # still inside (the engine before the fix): the retry can start next to the running handler
-      inject "$ENGINE/Executions.java" 1 's/(        if \(e\.overdue\(now\) \&\& e\.timeOut\(\)\) \{\n)/$1          if (e.abandonIfInside()) {\n            outcomes.decided(e, java.util.Collections.nCopies(e.messages.size(), io.localmessage.Outcome.retry("timed out")), Execution.Ending.TIMED_OUT, java.time.Duration.ZERO);\n          }\n/g' ;;
+      inject "$ENGINE/Executions.java" 1 's/(        if \(e\.timeOut\(\)\) \{\n)/$1          if (e.abandonIfInside()) {\n            outcomes.decided(e, java.util.Collections.nCopies(e.messages.size(), io.localmessage.Outcome.retry("timed out")), Execution.Ending.TIMED_OUT, java.time.Duration.ZERO);\n          }\n/g' ;;
     close-releases) # close() releases the leases of handlers still running
       inject "$ENGINE/Outcomes.java" 1 's/(OutcomePolicy\.MAX_ERROR_LENGTH\),\n\s*-1,\n\s*)true\)/$1false)/g' ;;
     inbox) # the Kafka consumer skips the inbox check

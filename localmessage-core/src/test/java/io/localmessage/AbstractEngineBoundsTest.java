@@ -233,7 +233,16 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     assertThat(fx.count("biz_type = ? AND last_error = ?", "t.retry", "again"))
         .as("three retries written, one dropped")
         .isEqualTo(3);
-    assertThat(recording.events).containsExactlyInAnyOrder("cas t.ok 2", "cas t.retry 1");
+    // one event per write-back batch: the writer may have split the outcomes of one execution
+    java.util.Map<String, Integer> conflicts = new java.util.TreeMap<>();
+    for (String event : recording.events) {
+      String[] f = event.split(" ");
+      if (f[0].equals("cas")) {
+        conflicts.merge(f[1], Integer.parseInt(f[2]), Integer::sum);
+      }
+    }
+    assertThat(conflicts)
+        .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("t.ok", 2, "t.retry", 1));
     assertThat(registry.get("localmessage.cas.conflicts").tag("biz_type", "t.ok").counter().count())
         .isEqualTo(2);
   }
