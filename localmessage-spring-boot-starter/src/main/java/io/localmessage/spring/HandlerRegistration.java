@@ -1,5 +1,6 @@
 package io.localmessage.spring;
 
+import io.localmessage.AsyncHandler;
 import io.localmessage.BatchHandler;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
@@ -23,29 +24,45 @@ public final class HandlerRegistration {
   private final String bizType;
   private final Handler handler;
   private final BatchHandler batchHandler;
+  private final AsyncHandler asyncHandler;
   private final HandlerConfig config;
 
   private HandlerRegistration(
-      String bizType, Handler handler, BatchHandler batchHandler, HandlerConfig config) {
+      String bizType,
+      Handler handler,
+      BatchHandler batchHandler,
+      AsyncHandler asyncHandler,
+      HandlerConfig config) {
     this.bizType = NewMessage.checkBizType(bizType);
     this.handler = handler;
     this.batchHandler = batchHandler;
+    this.asyncHandler = asyncHandler;
     this.config = Objects.requireNonNull(config, "config");
   }
 
   public static HandlerRegistration of(String bizType, Handler handler) {
     return new HandlerRegistration(
-        bizType, Objects.requireNonNull(handler, "handler"), null, HandlerConfig.defaults());
+        bizType, Objects.requireNonNull(handler, "handler"), null, null, HandlerConfig.defaults());
   }
 
   public static HandlerRegistration batch(String bizType, BatchHandler handler) {
     return new HandlerRegistration(
-        bizType, null, Objects.requireNonNull(handler, "handler"), HandlerConfig.defaults());
+        bizType, null, Objects.requireNonNull(handler, "handler"), null, HandlerConfig.defaults());
+  }
+
+  /**
+   * An asynchronous handler ({@link io.localmessage.LocalMessages#registerAsync}); also the way to
+   * register a handler that is both blocking and asynchronous, as {@code HttpDelivery} is, in its
+   * asynchronous mode.
+   */
+  public static HandlerRegistration async(String bizType, AsyncHandler handler) {
+    return new HandlerRegistration(
+        bizType, null, null, Objects.requireNonNull(handler, "handler"), HandlerConfig.defaults());
   }
 
   /** The config before the {@code localmessage.types} properties apply (default: the defaults). */
   public HandlerRegistration withConfig(HandlerConfig config) {
-    return new HandlerRegistration(bizType, handler, batchHandler, config);
+    return new HandlerRegistration(bizType, handler, batchHandler, asyncHandler, config);
   }
 
   public String bizType() {
@@ -57,9 +74,14 @@ public final class HandlerRegistration {
     return handler;
   }
 
-  /** The batch handler, or null for a plain handler. */
+  /** The batch handler, or null for another kind. */
   public BatchHandler batchHandler() {
     return batchHandler;
+  }
+
+  /** The asynchronous handler, or null for another kind. */
+  public AsyncHandler asyncHandler() {
+    return asyncHandler;
   }
 
   public HandlerConfig config() {

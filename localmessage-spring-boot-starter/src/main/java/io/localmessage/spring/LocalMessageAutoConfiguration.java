@@ -95,6 +95,7 @@ public final class LocalMessageAutoConfiguration {
               .purgeBatchSize(properties.getPurgeBatchSize())
               .writeBatchSize(properties.getWriteBatchSize())
               .wakeUps(properties.isWakeUps())
+              .virtualThreads(properties.isVirtualThreads())
               .autoCreateSchema(schema.isInitialize());
       if (properties.getDefaultMaxAttempts() != null) {
         b.defaultMaxAttempts(properties.getDefaultMaxAttempts());

@@ -89,6 +89,21 @@ public final class LocalMessageProperties {
   /** Cross-replica wake-ups through LISTEN/NOTIFY (PostgreSQL; one more pool connection). */
   private boolean wakeUps = true;
 
+  /**
+   * Run blocking handlers on virtual threads, one per message in flight (Java 21 or later; startup
+   * fails naming the JVM on an older one). Off by default: on Java 21 to 23 a virtual thread that
+   * blocks inside {@code synchronized} pins its carrier thread.
+   */
+  private boolean virtualThreads;
+
+  public boolean isVirtualThreads() {
+    return virtualThreads;
+  }
+
+  public void setVirtualThreads(boolean virtualThreads) {
+    this.virtualThreads = virtualThreads;
+  }
+
   public boolean isWakeUps() {
     return wakeUps;
   }

@@ -3,6 +3,7 @@ package io.localmessage.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.localmessage.AsyncHandler;
 import io.localmessage.BatchHandler;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
@@ -19,6 +20,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -110,6 +113,26 @@ class HandlerDiscoveryTest {
     TransactionalHandler transactionalHandler() {
       return new TransactionalHandler();
     }
+
+    @Bean
+    AsyncClassHandler asyncClassHandler() {
+      return new AsyncClassHandler();
+    }
+
+    @Bean
+    HandlerRegistration asyncRegistration() {
+      return HandlerRegistration.async(
+          "m.async-dynamic",
+          m -> CompletableFuture.runAsync(() -> SEEN.add("m.async-dynamic: " + m.idemKey())));
+    }
+  }
+
+  @LocalMessageHandler("m.async")
+  static class AsyncClassHandler implements AsyncHandler {
+    @Override
+    public CompletionStage<Void> handleAsync(Message m) {
+      return CompletableFuture.runAsync(() -> SEEN.add("m.async: " + m.idemKey()));
+    }
   }
 
   @LocalMessageHandler("m.class")
@@ -161,7 +184,9 @@ class HandlerDiscoveryTest {
                       "m.class",
                       "m.batch",
                       "m.tx",
-                      "m.dynamic")
+                      "m.dynamic",
+                      "m.async",
+                      "m.async-dynamic")
                   .containsEntry(
                       "m.json",
                       "bean 'handlerDiscoveryTest.MethodHandlers' method"
@@ -196,8 +221,10 @@ class HandlerDiscoveryTest {
                                   action("m.class", "k7", ""),
                                   action("m.batch", "k8", ""),
                                   action("m.tx", "k9", ""),
-                                  action("m.dynamic", "k10", ""))));
-              await().atMost(Duration.ofSeconds(10)).until(() -> SEEN.size() == 10);
+                                  action("m.dynamic", "k10", ""),
+                                  action("m.async", "k11", ""),
+                                  action("m.async-dynamic", "k12", ""))));
+              await().atMost(Duration.ofSeconds(10)).until(() -> SEEN.size() == 12);
               assertThat(SEEN)
                   .containsExactlyInAnyOrder(
                       "m.message: k1",
@@ -209,7 +236,9 @@ class HandlerDiscoveryTest {
                       "m.class: k7",
                       "m.batch: k8",
                       "m.tx: k9 in transaction true",
-                      "m.dynamic: k10");
+                      "m.dynamic: k10",
+                      "m.async: k11",
+                      "m.async-dynamic: k12");
             });
   }
 
@@ -297,8 +326,54 @@ class HandlerDiscoveryTest {
                     .getFailure()
                     .hasMessageContaining("bean 'notAHandler'")
                     .hasMessageContaining(
-                        "implements neither io.localmessage.Handler nor"
-                            + " io.localmessage.BatchHandler"));
+                        "implements none of io.localmessage.Handler,"
+                            + " io.localmessage.BatchHandler and io.localmessage.AsyncHandler"));
+    runner()
+        .withBean("both", BlockingAndAsync.class)
+        .run(
+            ctx ->
+                assertThat(ctx)
+                    .getFailure()
+                    .hasMessageContaining("bean 'both'")
+                    .hasMessageContaining(
+                        "implements more than one of Handler, BatchHandler and AsyncHandler"));
+  }
+
+  @Test
+  void virtualThreadsAreASettingThatNamesTheJvmWhereItHasNone() {
+    SEEN.clear();
+    runner()
+        .withPropertyValues("localmessage.virtual-threads=true")
+        .withUserConfiguration(MethodHandlers.class)
+        .run(
+            ctx -> {
+              if (Runtime.version().feature() < 21) {
+                assertThat(ctx)
+                    .getFailure()
+                    .hasMessageContaining("needs Java 21 or later")
+                    .hasMessageContaining(Runtime.version().toString());
+                return;
+              }
+              assertThat(ctx).hasNotFailed();
+              ctx.getBean(TransactionTemplate.class)
+                  .executeWithoutResult(
+                      s ->
+                          ctx.getBean(TransactionalMessages.class)
+                              .save(action("m.message", "on-a-virtual-thread", "")));
+              await().atMost(Duration.ofSeconds(10)).until(() -> SEEN.size() == 1);
+            });
+  }
+
+  /** Both blocking and asynchronous, as HttpDelivery is: the starter cannot guess which. */
+  @LocalMessageHandler("m.both")
+  static class BlockingAndAsync implements Handler, AsyncHandler {
+    @Override
+    public void handle(Message m) {}
+
+    @Override
+    public CompletionStage<Void> handleAsync(Message m) {
+      return CompletableFuture.completedFuture(null);
+    }
   }
 
   private static NewMessage action(String type, String key, String payload) {

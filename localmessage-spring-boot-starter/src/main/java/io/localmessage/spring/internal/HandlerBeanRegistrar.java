@@ -1,5 +1,6 @@
 package io.localmessage.spring.internal;
 
+import io.localmessage.AsyncHandler;
 import io.localmessage.BatchHandler;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
@@ -165,6 +166,12 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
     return found;
   }
 
+  private static int kinds(Object bean) {
+    return (bean instanceof Handler ? 1 : 0)
+        + (bean instanceof BatchHandler ? 1 : 0)
+        + (bean instanceof AsyncHandler ? 1 : 0);
+  }
+
   private void register(Found f, PayloadConverter json) {
     HandlerRegistration r = f.registration;
     HandlerConfig config =
@@ -173,13 +180,20 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
       Object bean = r != null ? r : beanFactory.getBean(f.beanName);
       if (r != null && r.handler() != null) {
         engine.register(f.bizType, r.handler(), config);
-      } else if (r != null) {
+      } else if (r != null && r.batchHandler() != null) {
         engine.registerBatch(f.bizType, r.batchHandler(), config);
+      } else if (r != null) {
+        engine.registerAsync(f.bizType, r.asyncHandler(), config);
       } else if (f.method != null) {
         engine.register(f.bizType, MethodHandler.of(bean, f.method, json, f.description), config);
-      } else if (bean instanceof Handler && bean instanceof BatchHandler) {
+      } else if (kinds(bean) > 1) {
         throw new IllegalStateException(
-            f.description + " implements both Handler and BatchHandler: implement one");
+            f.description
+                + " implements more than one of Handler, BatchHandler and AsyncHandler: implement"
+                + " one, or declare a HandlerRegistration bean (of, batch or async) that says which"
+                + " to use");
+      } else if (bean instanceof AsyncHandler a) {
+        engine.registerAsync(f.bizType, a, config);
       } else if (bean instanceof Handler h) {
         engine.register(f.bizType, h, config);
       } else if (bean instanceof BatchHandler b) {
@@ -189,8 +203,9 @@ public final class HandlerBeanRegistrar implements SmartInitializingSingleton, B
             f.description
                 + " is annotated @LocalMessageHandler(\""
                 + f.bizType
-                + "\") but implements neither io.localmessage.Handler nor"
-                + " io.localmessage.BatchHandler; annotate a method instead");
+                + "\") but implements none of io.localmessage.Handler,"
+                + " io.localmessage.BatchHandler and io.localmessage.AsyncHandler; annotate a"
+                + " method instead");
       }
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException(
