@@ -783,6 +783,21 @@ final class FaultRun {
               && pick.replica.equals(holderOf(interruptible)))) {
         waitQuietly(Duration.ofMillis(50));
       }
+      // its successor registers the pinned type, to finish what the stop gave back or kept; it
+      // is never a kill target, or the pinned tickets would wait for a replica that never comes.
+      // It is started and polling before the stop, as in a rolling deploy that surges: a stop that
+      // let go of the lease of a handler still inside is then claimed at once and shows as an
+      // overlapping delivery, however long a JVM takes to start on a busy machine
+      Worker successor = startWorker(-1, pick.replica, false);
+      successor.busy = true;
+      long up = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!successor.ready() && successor.process.isAlive() && System.nanoTime() < up) {
+        waitQuietly(Duration.ofMillis(100));
+      }
+      if (!successor.ready()) {
+        phases.problems.add(
+            successor.replica + ", the successor of " + pick.replica + ", never started");
+      }
       note("graceful stop of " + pick.replica);
       long stopAt = System.currentTimeMillis();
       pick.stopMs = stopAt;
@@ -791,9 +806,6 @@ final class FaultRun {
       } catch (IOException ignored) {
         // already gone
       }
-      // its successor registers the pinned type, to finish what the stop gave back or kept; it
-      // is never a kill target, or the pinned tickets would wait for a replica that never comes
-      startWorker(-1, pick.replica, false).busy = true;
       if (!pick.process.waitFor(60, TimeUnit.SECONDS)) {
         phases.problems.add(pick.replica + " did not stop within 60 s");
         pick.process.destroyForcibly();
