@@ -772,7 +772,8 @@ final class FaultRun {
         continue;
       }
       // a long handler a stop interrupts, and a stubborn one that outlives the shutdown timeout,
-      // both pinned to this replica so they are in flight on it when it stops
+      // both pinned to this replica so they are in flight on it when it stops; both wait for the
+      // stop (FaultWorker.STUBBORN_AFTER_STOP), however long the successor below takes to start
       String type = FaultWorker.pinnedType(pick.replica);
       String stubborn = "stubborn-roll-" + pick.replica;
       String interruptible = "long-roll-" + pick.replica;
@@ -785,18 +786,19 @@ final class FaultRun {
       }
       // its successor registers the pinned type, to finish what the stop gave back or kept; it
       // is never a kill target, or the pinned tickets would wait for a replica that never comes.
-      // It is started and polling before the stop, as in a rolling deploy that surges: a stop that
-      // let go of the lease of a handler still inside is then claimed at once and shows as an
-      // overlapping delivery, however long a JVM takes to start on a busy machine
+      // It is started and polling before the stop (the pinned tickets are leased by the live
+      // replica meanwhile), as in a rolling deploy that surges: a stop that let go of the lease of
+      // a handler still inside is then claimed at once and shows as an overlapping delivery,
+      // however long a JVM takes to start on a busy machine
       Worker successor = startWorker(-1, pick.replica, false);
       successor.busy = true;
-      long up = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      long up = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       while (!successor.ready() && successor.process.isAlive() && System.nanoTime() < up) {
         waitQuietly(Duration.ofMillis(100));
       }
       if (!successor.ready()) {
         phases.problems.add(
-            successor.replica + ", the successor of " + pick.replica + ", never started");
+            successor.replica + ", the successor of " + pick.replica + ", was not up in 20 s");
       }
       note("graceful stop of " + pick.replica);
       long stopAt = System.currentTimeMillis();

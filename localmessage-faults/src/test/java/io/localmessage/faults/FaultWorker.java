@@ -89,6 +89,19 @@ public final class FaultWorker {
   /** Past the shutdown timeout and its grace, under the lease. */
   static final Duration STUBBORN = Duration.ofSeconds(6);
 
+  /**
+   * A rolling stop's handlers wait for the stop itself, however long the suite takes to get its
+   * successor up first: the stubborn one stays inside this long after the stop is asked for (past
+   * the shutdown timeout and its grace, but before the lease it keeps runs out), the interruptible
+   * one until the stop interrupts it; neither waits longer than {@link #ROLL_CAP} for a stop.
+   */
+  static final Duration STUBBORN_AFTER_STOP = Duration.ofMillis(4_500);
+
+  static final Duration ROLL_CAP = Duration.ofSeconds(25);
+
+  /** When this worker was asked to stop ({@code System.nanoTime()}), 0 before. */
+  private static volatile long stopRequestedNanos;
+
   static final int MAX_ATTEMPTS = 1000;
 
   /**
@@ -220,14 +233,21 @@ public final class FaultWorker {
                     // ignores the interrupt of a graceful stop and outlives its shutdown timeout,
                     // ending before its lease: no other delivery may start meanwhile
                     d.outcome = "stubborn-ok";
-                    hangIgnoringInterrupts(STUBBORN.toMillis());
+                    if (m.idemKey().startsWith("stubborn-roll-")) {
+                      hangUntilAfterStop();
+                    } else {
+                      hangIgnoringInterrupts(STUBBORN.toMillis());
+                    }
                     apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
                     return;
                   }
                   // a legitimate handler that runs longer than the lease: the replica must keep
                   // its lease alive meanwhile; interruptible (a graceful stop interrupts it)
                   d.outcome = "long-interrupted";
-                  Thread.sleep(LONG_HANDLER.toMillis());
+                  Thread.sleep(
+                      m.idemKey().startsWith("long-roll-")
+                          ? ROLL_CAP.toMillis()
+                          : LONG_HANDLER.toMillis());
                   d.outcome = "error";
                   apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
                   d.outcome = "ok";
@@ -311,6 +331,7 @@ public final class FaultWorker {
     while (in.read() >= 0) {
       // the suite closes stdin to ask for a graceful stop
     }
+    stopRequestedNanos = System.nanoTime();
     long stopAt = System.currentTimeMillis();
     System.out.println("STOPPING " + replica + " in-flight=" + inFlight.count());
     lm.close();
@@ -506,6 +527,29 @@ public final class FaultWorker {
   }
 
   /** Sleeps {@code ms} even when interrupted, then restores the interrupt flag. */
+  /** Ignoring interrupts: until {@link #STUBBORN_AFTER_STOP} after the stop, or the cap. */
+  private static void hangUntilAfterStop() {
+    long cap = System.nanoTime() + ROLL_CAP.toNanos();
+    boolean interrupted = false;
+    while (true) {
+      long stop = stopRequestedNanos;
+      long end = stop == 0 ? cap : Math.min(cap, stop + STUBBORN_AFTER_STOP.toNanos());
+      long left = end - System.nanoTime();
+      if (left <= 0) {
+        break;
+      }
+      try {
+        // wakes at least every 50 ms to see the stop
+        Thread.sleep(Math.max(1, Math.min(50, left / 1_000_000)));
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private static void hangIgnoringInterrupts(long ms) {
     long end = System.nanoTime() + ms * 1_000_000;
     boolean interrupted = false;
