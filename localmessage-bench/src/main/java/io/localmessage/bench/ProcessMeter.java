@@ -150,11 +150,22 @@ final class ProcessMeter implements Drain.Meter {
     return os instanceof com.sun.management.OperatingSystemMXBean s ? s.getProcessCpuTime() : -1;
   }
 
+  /**
+   * {@code getTotalThreadAllocatedBytes()}, looked up at run time: a newer JDK compiling for
+   * release 17 does not see it in its release-17 API description, though every 17 has it.
+   */
   private long allocated() {
     if (threads instanceof com.sun.management.ThreadMXBean s
         && s.isThreadAllocatedMemorySupported()
         && s.isThreadAllocatedMemoryEnabled()) {
-      return s.getTotalThreadAllocatedBytes();
+      try {
+        return (Long)
+            com.sun.management.ThreadMXBean.class
+                .getMethod("getTotalThreadAllocatedBytes")
+                .invoke(s);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return -1;
+      }
     }
     return -1;
   }
