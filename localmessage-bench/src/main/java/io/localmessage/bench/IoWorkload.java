@@ -20,6 +20,7 @@ final class IoWorkload {
     {".cpu", "process CPU", "CPU s"},
     {".cpu1k", "process CPU per 1k tickets", "CPU ms/1k"},
     {".heap", "peak heap used", "MiB"},
+    {".live", "live heap after GC", "MiB"},
     {".alloc", "allocated per ticket", "KiB/ticket"},
     {".fds", "peak open fds", "fds"},
     {".rtt", "mean HTTP round trip", "ms"}
@@ -91,6 +92,7 @@ final class IoWorkload {
         rec.put(key + ".cpu", m.cpuSeconds());
         rec.put(key + ".cpu1k", m.cpuSeconds() * 1000 * 1000 / dr.n());
         rec.put(key + ".heap", m.heapPeakBytes() / 1048576.0);
+        rec.put(key + ".live", m.liveHeapBytes() / 1048576.0);
         rec.put(key + ".alloc", m.allocatedBytes() / 1024 / dr.n());
         rec.put(key + ".fds", m.fdPeak());
         rec.put(key + ".rtt", r.meanRoundTripMs());
@@ -99,7 +101,7 @@ final class IoWorkload {
         rec.put(key + ".endpointcpu", delta(before, after, "cpu_ns") / 1e9);
         Bench.progress(
             "  io %-16s %,9.0f tickets/s (%,d in %.2f s) threads %d (idle %d) CPU %.2f s heap"
-                + " %.0f MiB fds %d rtt %.1f ms endpoint CPU %.2f s",
+                + " %.0f MiB (live %.0f) fds %d rtt %.1f ms endpoint CPU %.2f s",
             label,
             dr.perSecond(),
             dr.n(),
@@ -108,6 +110,7 @@ final class IoWorkload {
             m.baselineThreads(),
             m.cpuSeconds(),
             m.heapPeakBytes() / 1048576.0,
+            m.liveHeapBytes() / 1048576.0,
             m.fdPeak(),
             r.meanRoundTripMs(),
             delta(before, after, "cpu_ns") / 1e9);
@@ -229,7 +232,7 @@ final class IoWorkload {
           "peak threads (idle)",
           "CPU s",
           "CPU ms/1k",
-          "peak heap MiB",
+          "peak heap MiB (live)",
           "KiB/ticket",
           "peak fds",
           "round trip ms",
@@ -259,7 +262,10 @@ final class IoWorkload {
                     + ")",
                 num(median(rec, k + ".cpu"), "%.2f"),
                 num(median(rec, k + ".cpu1k"), "%.0f"),
-                num(median(rec, k + ".heap"), "%.0f"),
+                num(median(rec, k + ".heap"), "%.0f")
+                    + " ("
+                    + num(median(rec, k + ".live"), "%.0f")
+                    + ")",
                 num(median(rec, k + ".alloc"), "%.1f"),
                 num(median(rec, k + ".fds"), "%.0f"),
                 num(median(rec, k + ".rtt"), "%.1f"),
@@ -348,9 +354,11 @@ final class IoWorkload {
             + " threads alive at that moment, under exec:java Maven's own included; virtual"
             + " threads are not platform threads and not counted); CPU = getProcessCpuTime() from"
             + " start() to the empty table, JIT and GC included; peak heap = used heap sampled"
-            + " every 10 ms (mostly how far the young generation fills: read it with KiB/ticket,"
-            + " the bytes allocated by all threads over the same window); fds sampled every"
-            + " 100 ms. Open-file limit: "
+            + " every 10 ms (mostly how far the young generation fills, and the collector sizes it"
+            + " as the heap grows: read it with KiB/ticket, the bytes allocated by all threads over"
+            + " the same window, and with the live heap, the largest heap in use right after a"
+            + " collection during the drain, or after one forced at its end when none ran); fds"
+            + " sampled every 100 ms. Open-file limit: "
             + ProcessMeter.maxFds()
             + " in the bench JVM (the JVM raises its soft limit to the hard one); a row that"
             + " needs more is refused with the limits named.");

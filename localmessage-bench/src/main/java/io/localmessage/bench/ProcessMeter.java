@@ -1,5 +1,6 @@
 package io.localmessage.bench;
 
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.management.MemoryPoolMXBean;
@@ -22,7 +23,10 @@ import java.util.concurrent.locks.LockSupport;
  *       the process, the JIT and GC included).
  *   <li>heap: {@code System.gc()} before the reset, then the used heap sampled every {@link
  *       Drain#TICK_NANOS} while the drain is awaited; the largest sample. Mostly how far the young
- *       generation fills before a collection, so read it with the allocation figure.
+ *       generation fills before a collection (and the collector sizes it as the heap grows), so
+ *       read it with the allocation figure and the live heap: the largest heap in use right after a
+ *       collection during the drain (or after one forced when the table is empty, the system still
+ *       up, when none ran).
  *   <li>allocated: {@code com.sun.management.ThreadMXBean.getTotalThreadAllocatedBytes()} over the
  *       same window as the CPU (carrier threads carry what virtual threads allocate).
  *   <li>file descriptors: sampled every 100 ms (listing {@code /proc/self/fd} is not free); each
@@ -46,6 +50,8 @@ final class ProcessMeter implements Drain.Meter {
   private long cpuStart = -1;
   private long allocatedStart = -1;
   private long heapPeak;
+  private long gcCount;
+  private long liveHeap = -1;
   private long fdPeak = -1;
   private long nextFd;
   private int peakThreads;
@@ -58,6 +64,7 @@ final class ProcessMeter implements Drain.Meter {
       int peakThreads,
       double cpuSeconds,
       long heapPeakBytes,
+      long liveHeapBytes,
       double allocatedBytes,
       long fdPeak) {}
 
@@ -111,6 +118,8 @@ final class ProcessMeter implements Drain.Meter {
     threads.resetPeakThreadCount();
     baselineThreads = threads.getThreadCount();
     heapPeak = memory.getHeapMemoryUsage().getUsed();
+    gcCount = gcCount();
+    liveHeap = -1;
     fdPeak = openFds();
     nextFd = System.nanoTime() + FD_TICK_NANOS;
   }
@@ -124,6 +133,11 @@ final class ProcessMeter implements Drain.Meter {
   @Override
   public void tick() {
     heapPeak = Math.max(heapPeak, memory.getHeapMemoryUsage().getUsed());
+    long gcs = gcCount();
+    if (gcs != gcCount) {
+      gcCount = gcs;
+      liveHeap = Math.max(liveHeap, heapAfterLastGc());
+    }
     long now = System.nanoTime();
     if (now >= nextFd) {
       fdPeak = Math.max(fdPeak, openFds());
@@ -140,10 +154,49 @@ final class ProcessMeter implements Drain.Meter {
     allocatedBytes = alloc < 0 || allocatedStart < 0 ? Double.NaN : alloc - allocatedStart;
     tick();
     fdPeak = Math.max(fdPeak, openFds());
+    if (liveHeap < 0) {
+      // no collection during the drain: one now, the engine still up, outside the CPU window
+      System.gc();
+      liveHeap = memory.getHeapMemoryUsage().getUsed();
+    }
   }
 
   Reading reading() {
-    return new Reading(baselineThreads, peakThreads, cpuSeconds, heapPeak, allocatedBytes, fdPeak);
+    return new Reading(
+        baselineThreads, peakThreads, cpuSeconds, heapPeak, liveHeap, allocatedBytes, fdPeak);
+  }
+
+  private static long gcCount() {
+    long n = 0;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      n += Math.max(0, gc.getCollectionCount());
+    }
+    return n;
+  }
+
+  /** The heap in use right after the latest collection of any collector (its live set). */
+  private static long heapAfterLastGc() {
+    long latestEnd = -1;
+    long used = -1;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      if (!(gc instanceof com.sun.management.GarbageCollectorMXBean g)) {
+        continue;
+      }
+      com.sun.management.GcInfo info = g.getLastGcInfo();
+      if (info == null || info.getEndTime() < latestEnd) {
+        continue;
+      }
+      long sum = 0;
+      for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+        if (p.getType() == MemoryType.HEAP) {
+          java.lang.management.MemoryUsage u = info.getMemoryUsageAfterGc().get(p.getName());
+          sum += u == null ? 0 : u.getUsed();
+        }
+      }
+      latestEnd = info.getEndTime();
+      used = sum;
+    }
+    return used;
   }
 
   private long cpuTime() {
