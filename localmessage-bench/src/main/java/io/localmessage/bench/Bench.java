@@ -65,6 +65,7 @@ public final class Bench {
       measureAll();
     } finally {
       RelayDrain.stopBroker();
+      IoEndpoint.stop();
     }
     describe(started, loadBefore, load());
     String text = report.text(rec);
@@ -109,6 +110,14 @@ public final class Bench {
 
   static void progress(String format, Object... args) {
     System.err.println(String.format(Locale.ROOT, format, args));
+  }
+
+  private static String gcNames() {
+    return String.join(
+        "+",
+        ManagementFactory.getGarbageCollectorMXBeans().stream()
+            .map(java.lang.management.GarbageCollectorMXBean::getName)
+            .toList());
   }
 
   private static double load() {
@@ -211,6 +220,33 @@ public final class Bench {
             + ConsumerDrain.PARTITIONS
             + " partitions, one effect INSERT per record; per-record mode batchSize=1"
             + " concurrency=1");
+    if (o.runs("io")) {
+      h.add(
+          "io: HTTP tickets to an endpoint answering after "
+              + o.ioLatencyMs()
+              + " ms ("
+              + (o.ioServer().equals(IoEndpoint.JETTY)
+                  ? "Jetty " + org.eclipse.jetty.util.Jetty.VERSION
+                  : "JDK com.sun.net.httpserver")
+              + " in its own JVM, not counted); backlog "
+              + o.ioN()
+              + " (engine, floor), "
+              + o.ioPeerN()
+              + " (peers), each cut to "
+              + IoDrain.ROW_BUDGET.toSeconds()
+              + " s at its ideal rate; rows "
+              + o.ioRows().stream().map(IoDrain.Row::id).toList()
+              + "; open-file limit "
+              + ProcessMeter.maxFds()
+              + "; JVM "
+              + Runtime.version()
+              + " ("
+              + System.getProperty("java.vm.name")
+              + "), heap max "
+              + (Runtime.getRuntime().maxMemory() >> 20)
+              + " MiB, GC "
+              + gcNames());
+    }
     h.add(
         "idle cost: statements per second of one idle replica, counted by a wrapper around its"
             + " data source over "

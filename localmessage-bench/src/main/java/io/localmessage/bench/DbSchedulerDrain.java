@@ -9,6 +9,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 /**
@@ -50,6 +51,16 @@ final class DbSchedulerDrain {
     return Tasks.oneTime(TASK).execute((instance, ctx) -> handled.increment());
   }
 
+  /** A task that runs {@code action} with the instance id, then counts the execution. */
+  static OneTimeTask<Void> task(LongAdder handled, Consumer<String> action) {
+    return Tasks.oneTime(TASK)
+        .execute(
+            (instance, ctx) -> {
+              action.accept(instance.getId());
+              handled.increment();
+            });
+  }
+
   static void createSchema(Scope scope) {
     scope.exec(POSTGRES_DDL);
   }
@@ -73,7 +84,11 @@ final class DbSchedulerDrain {
   }
 
   static Scheduler scheduler(DataSource ds, int threads, String name, LongAdder handled) {
-    return Scheduler.create(ds, task(handled))
+    return scheduler(ds, threads, name, task(handled));
+  }
+
+  static Scheduler scheduler(DataSource ds, int threads, String name, OneTimeTask<Void> task) {
+    return Scheduler.create(ds, task)
         .threads(threads)
         .pollingInterval(POLLING_INTERVAL)
         .pollUsingLockAndFetch(0.5, 4.0)
@@ -83,19 +98,33 @@ final class DbSchedulerDrain {
   }
 
   static Drain.Result run(Scope scope, int n, int threads) throws Exception {
+    return run(scope, n, threads, id -> {}, Drain.timeoutFor(n), Drain.Meter.NONE);
+  }
+
+  /**
+   * Drains {@code n} one-time tasks that each run {@code action} with their instance id; {@code
+   * meter} is reset before the pool is opened and ticked while the drain is awaited.
+   */
+  static Drain.Result run(
+      Scope scope, int n, int threads, Consumer<String> action, Duration timeout, Drain.Meter meter)
+      throws Exception {
     seed(scope, n);
+    scope.closePools(); // the setup pool's thread is not the scheduler's
     long before = Drain.settledCommits(scope);
     LongAdder handled = new LongAdder();
+    meter.reset();
     // executor threads each need a connection, plus the poller and the housekeeping
     DataSource pool = scope.pool("dbscheduler", threads + 3);
-    Scheduler scheduler = scheduler(pool, threads, "bench-dbs-1", handled);
+    Scheduler scheduler = scheduler(pool, threads, "bench-dbs-1", task(handled, action));
     long monitorQueries;
     double seconds;
     try {
       long t0 = System.nanoTime();
+      meter.started();
       scheduler.start();
-      monitorQueries = Drain.awaitEmpty(handled, n, scope, TABLE, Drain.timeoutFor(n));
+      monitorQueries = Drain.awaitEmpty(handled, n, scope, TABLE, timeout, meter);
       seconds = (System.nanoTime() - t0) / 1e9;
+      meter.drained();
     } finally {
       scheduler.stop();
       scope.closePools();

@@ -28,6 +28,27 @@ final class Drain {
     }
   }
 
+  /**
+   * What a measurement observes around a drain besides the time (the io workload's threads, CPU and
+   * heap): {@link #reset} before the system under test is built, {@link #started} right before its
+   * start, {@link #tick} every few milliseconds while the drain is awaited (on the waiting thread,
+   * so observing adds no thread), {@link #drained} once the table is empty, before anything closes.
+   */
+  interface Meter {
+    Meter NONE = new Meter() {};
+
+    default void reset() {}
+
+    default void started() {}
+
+    default void tick() {}
+
+    default void drained() {}
+  }
+
+  /** How often {@link Meter#tick} runs while a drain is awaited. */
+  static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
   /** A generous bound for draining {@code n} messages on a slow, shared machine. */
   static Duration timeoutFor(long n) {
     return Duration.ofSeconds(60 + n / 200);
@@ -40,8 +61,20 @@ final class Drain {
    */
   static long awaitEmpty(LongAdder handled, long n, Scope scope, String table, Duration timeout)
       throws SQLException {
+    return awaitEmpty(handled, n, scope, table, timeout, Meter.NONE);
+  }
+
+  /** {@link #awaitEmpty(LongAdder, long, Scope, String, Duration)}, ticking {@code meter}. */
+  static long awaitEmpty(
+      LongAdder handled, long n, Scope scope, String table, Duration timeout, Meter meter)
+      throws SQLException {
     long deadline = System.nanoTime() + timeout.toNanos();
+    long nextTick = System.nanoTime();
     while (handled.sum() < n) {
+      if (System.nanoTime() >= nextTick) {
+        meter.tick();
+        nextTick = System.nanoTime() + TICK_NANOS;
+      }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException(
             "drain of " + table + " timed out after " + timeout + ": handled " + handled.sum());
@@ -53,6 +86,7 @@ final class Drain {
       while (true) {
         queries++;
         long left = Scope.count(c, table);
+        meter.tick();
         if (left == 0) {
           return queries;
         }

@@ -33,10 +33,19 @@ record Options(
     int relayConcurrency,
     int relayBatch,
     int consumerBatch,
-    int consumerConcurrency) {
+    int consumerConcurrency,
+    int ioN,
+    int ioPeerN,
+    int ioLatencyMs,
+    List<IoDrain.Row> ioRows,
+    String ioServer) {
 
   static final List<String> WORKLOADS =
-      List.of("drain", "peers", "save", "latency", "scaling", "idle", "kafka", "consumer");
+      List.of("drain", "peers", "save", "latency", "scaling", "idle", "kafka", "consumer", "io");
+
+  /** The io workload's rows unless {@code --io-rows} says otherwise. */
+  static final String DEFAULT_IO_ROWS =
+      "platform-64,platform-1000,virtual-1000,async-1000,async-5000,floor-5000,dbscheduler,outbox";
 
   static String usage() {
     return String.join(
@@ -63,6 +72,15 @@ record Options(
         "  --relay-batch B     tickets per relay handler call (default 100)",
         "  --consumer-batch B  records per transaction of the inbox consumer (default 500)",
         "  --consumer-concurrency C  partitions applied at once per consumer (default 4)",
+        "  --io-n N            backlog of the io workload's engine and floor rows (default 50000)",
+        "  --io-peer-n N       backlog of its db-scheduler and transaction-outbox rows (default"
+            + " 5000)",
+        "  --io-latency-ms L   how long the HTTP endpoint takes to answer (default 50)",
+        "  --io-rows LIST      of platform-C, virtual-C, async-C, floor-C, dbscheduler[-T],"
+            + " outbox[-T]",
+        "                      (default " + DEFAULT_IO_ROWS + ";",
+        "                      peers without -T use --peer-threads)",
+        "  --io-server S       the endpoint's server: jetty (default) or jdk (com.sun.net.httpserver)",
         "  --out DIR           where latest.md and latest.csv go (default <module>/results)",
         "  --label TEXT        a note printed in the header (e.g. 'noisy: shared machine')");
   }
@@ -93,6 +111,11 @@ record Options(
     int relayBatch = 100;
     int consumerBatch = KafkaInboxConsumer.DEFAULT_BATCH_SIZE;
     int consumerConcurrency = KafkaInboxConsumer.DEFAULT_CONCURRENCY;
+    int ioN = 50_000;
+    int ioPeerN = 5_000;
+    int ioLatencyMs = 50;
+    String ioRows = DEFAULT_IO_ROWS;
+    String ioServer = IoEndpoint.JETTY;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       switch (a) {
@@ -142,6 +165,16 @@ record Options(
             case "--relay-batch" -> relayBatch = positive(a, v);
             case "--consumer-batch" -> consumerBatch = positive(a, v);
             case "--consumer-concurrency" -> consumerConcurrency = positive(a, v);
+            case "--io-n" -> ioN = positive(a, v);
+            case "--io-peer-n" -> ioPeerN = positive(a, v);
+            case "--io-latency-ms" -> ioLatencyMs = positive(a, v);
+            case "--io-rows" -> ioRows = v;
+            case "--io-server" -> {
+              ioServer = v.trim().toLowerCase(Locale.ROOT);
+              if (!ioServer.equals(IoEndpoint.JETTY) && !ioServer.equals(IoEndpoint.JDK)) {
+                throw new IllegalArgumentException("--io-server is jetty or jdk, was '" + v + "'");
+              }
+            }
             default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
           }
         }
@@ -152,6 +185,18 @@ record Options(
     }
     if (scaling == null) {
       scaling = large ? List.of(10_000, 100_000, 1_000_000) : List.of(10_000, 100_000);
+    }
+    List<IoDrain.Row> rows = new ArrayList<>();
+    for (String spec : ioRows.split(",")) {
+      if (!spec.isBlank()) {
+        IoDrain.Row row = IoDrain.Row.parse(spec, peerThreads);
+        if (!rows.contains(row)) {
+          rows.add(row);
+        }
+      }
+    }
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException("--io-rows names no row");
     }
     return new Options(
         n,
@@ -176,7 +221,12 @@ record Options(
         relayConcurrency,
         relayBatch,
         consumerBatch,
-        consumerConcurrency);
+        consumerConcurrency,
+        ioN,
+        ioPeerN,
+        ioLatencyMs,
+        List.copyOf(rows),
+        ioServer);
   }
 
   boolean runs(String workload) {

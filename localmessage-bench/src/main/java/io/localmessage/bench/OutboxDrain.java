@@ -11,6 +11,7 @@ import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -35,19 +36,29 @@ final class OutboxDrain {
 
   private OutboxDrain() {}
 
-  /** The no-op the outbox invokes; public and proxyable, as the outbox requires. */
+  /**
+   * What the outbox invokes: a no-op, or an action (the io workload's HTTP call); public and
+   * proxyable, as the outbox requires.
+   */
   public static class NoopTarget {
     private final LongAdder handled;
+    private final Runnable action;
 
     public NoopTarget() {
       this(new LongAdder());
     }
 
     NoopTarget(LongAdder handled) {
+      this(handled, () -> {});
+    }
+
+    NoopTarget(LongAdder handled, Runnable action) {
       this.handled = handled;
+      this.action = action;
     }
 
     public void run() {
+      action.run();
       handled.increment();
     }
   }
@@ -142,10 +153,22 @@ final class OutboxDrain {
   }
 
   static Drain.Result run(Scope scope, int n, int threads) throws Exception {
+    return run(scope, n, threads, () -> {}, Drain.timeoutFor(n).multipliedBy(2), Drain.Meter.NONE);
+  }
+
+  /**
+   * Drains {@code n} invocations that each run {@code action}; {@code meter} is reset before the
+   * pool and the workers are created and ticked while the drain is awaited.
+   */
+  static Drain.Result run(
+      Scope scope, int n, int threads, Runnable action, Duration timeout, Drain.Meter meter)
+      throws Exception {
     seed(scope, n);
+    scope.closePools(); // the setup pool's thread is not the outbox's
     long before = Drain.settledCommits(scope);
     LongAdder handled = new LongAdder();
-    NoopTarget target = new NoopTarget(handled);
+    NoopTarget target = new NoopTarget(handled, action);
+    meter.reset();
     // the workers each hold a connection while they run an entry, plus the flush loop's
     DataSource pool = scope.pool("outbox", threads + 2);
     AtomicInteger names = new AtomicInteger();
@@ -180,15 +203,13 @@ final class OutboxDrain {
     double seconds;
     try {
       long t0 = System.nanoTime();
+      meter.started();
       flusher.start();
       monitorQueries =
           Drain.awaitEmpty(
-              handled,
-              n,
-              scope,
-              scope.isPostgres() ? "txno_outbox" : TABLE,
-              Drain.timeoutFor(n).multipliedBy(2));
+              handled, n, scope, scope.isPostgres() ? "txno_outbox" : TABLE, timeout, meter);
       seconds = (System.nanoTime() - t0) / 1e9;
+      meter.drained();
     } finally {
       done.set(true);
       flusher.join(30_000);

@@ -23,6 +23,18 @@ final class Report {
       String den,
       String note) {}
 
+  /**
+   * A table of its own after the main one (one line per case, several figures across), built from
+   * the recorded figures when the report is rendered.
+   */
+  interface Section {
+    String title();
+
+    String[] columns();
+
+    List<String[]> rows(Recorder rec);
+  }
+
   /** A goal of the issue, checked against the median of a figure or of a pairwise ratio. */
   record Goal(String text, String key, String num, String den, double threshold, boolean atLeast) {}
 
@@ -31,6 +43,7 @@ final class Report {
   final List<Goal> goals = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
   final List<String> diagnostics = new ArrayList<>();
+  final List<Section> sections = new ArrayList<>();
 
   void row(String workload, String db, String what, String unit, String key) {
     rows.add(new Row(workload, db, what, unit, key, null, null, null, null));
@@ -136,6 +149,10 @@ final class Report {
     header.forEach(h -> sb.append(h).append('\n'));
     sb.append('\n');
     sb.append(table(COLUMNS, cells(rec), this::pad));
+    for (Section x : sections) {
+      sb.append('\n').append(x.title()).append(":\n");
+      sb.append(table(x.columns(), x.rows(rec), this::pad));
+    }
     if (!goals.isEmpty()) {
       sb.append('\n').append("Goals (median of the pairwise ratios or of the figure):\n");
       sb.append(table(new String[] {"goal", "measured", "verdict"}, goalCells(rec), this::pad));
@@ -152,6 +169,10 @@ final class Report {
     header.forEach(h -> sb.append("- ").append(h).append('\n'));
     sb.append('\n');
     sb.append(markdownTable(COLUMNS, cells(rec)));
+    for (Section x : sections) {
+      sb.append("\n## ").append(x.title()).append("\n\n");
+      sb.append(markdownTable(x.columns(), x.rows(rec)));
+    }
     if (!goals.isEmpty()) {
       sb.append("\n## Goals\n\nMedian of the pairwise ratios (or of the figure) against the goals")
           .append(" of the benchmark issue.\n\n");

@@ -90,6 +90,7 @@ final class Scope implements AutoCloseable {
   synchronized void closePools() {
     pools.forEach(HikariDataSource::close);
     pools.clear();
+    setup = null; // a later setupDataSource() opens a new one
   }
 
   @Override

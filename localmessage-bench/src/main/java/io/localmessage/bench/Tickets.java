@@ -30,13 +30,26 @@ final class Tickets {
 
   /** Loads {@code n} due messages with keys after {@code offset}; the tables must exist. */
   static void seedRows(Scope scope, int n, int offset) {
+    seedRows(scope, n, offset, TYPE, null);
+  }
+
+  /**
+   * Creates the tables and loads {@code n} due messages of {@code type} addressed to {@code
+   * destination} (null: none), then analyzes the table.
+   */
+  static void seed(Scope scope, int n, String type, String destination) {
+    createSchema(scope);
+    seedRows(scope, n, 0, type, destination);
+  }
+
+  private static void seedRows(Scope scope, int n, int offset, String type, String destination) {
     String sql =
         scope.isPostgres()
             ? "INSERT INTO "
                 + TABLE
-                + " (kind, biz_type, idem_key, payload, max_attempts, status, attempts, version,"
-                + " next_retry_at, created_at, updated_at)"
-                + " SELECT 1, ?, 'k-' || g, ?, 10, 0, 0, 0, now() - interval '1 second', now(),"
+                + " (kind, biz_type, idem_key, destination, payload, max_attempts, status,"
+                + " attempts, version, next_retry_at, created_at, updated_at)"
+                + " SELECT 1, ?, 'k-' || g, ?, ?, 10, 0, 0, 0, now() - interval '1 second', now(),"
                 + " now() FROM generate_series(?, ?) g"
             : null;
     try (Connection c = scope.connect()) {
@@ -50,20 +63,21 @@ final class Tickets {
                 ? sql
                 : "INSERT INTO "
                     + TABLE
-                    + " (kind, biz_type, idem_key, payload, max_attempts, status, attempts,"
-                    + " version, next_retry_at, created_at, updated_at)"
-                    + " SELECT 1, ?, CONCAT('k-', seq), ?, 10, 0, 0, 0,"
+                    + " (kind, biz_type, idem_key, destination, payload, max_attempts, status,"
+                    + " attempts, version, next_retry_at, created_at, updated_at)"
+                    + " SELECT 1, ?, CONCAT('k-', seq), ?, ?, 10, 0, 0, 0,"
                     + " UTC_TIMESTAMP(3) - INTERVAL 1 SECOND, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3)"
                     + " FROM seq_"
                     + from
                     + "_to_"
                     + to;
         try (PreparedStatement ps = c.prepareStatement(stmt)) {
-          ps.setString(1, TYPE);
-          ps.setBytes(2, payload);
+          ps.setString(1, type);
+          ps.setString(2, destination);
+          ps.setBytes(3, payload);
           if (sql != null) {
-            ps.setInt(3, from);
-            ps.setInt(4, to);
+            ps.setInt(4, from);
+            ps.setInt(5, to);
           }
           ps.executeUpdate();
         }

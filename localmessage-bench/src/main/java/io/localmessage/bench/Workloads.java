@@ -114,6 +114,10 @@ final class Workloads {
           sc -> IdleCost.dbScheduler(sc, o.peerThreads(), o.idleDuration()),
           "statements/s");
     }
+    if (o.runs("io")) {
+      // before the Kafka workloads: their broker's threads would be counted in the io rows'
+      IoWorkload.runRepetition(o, rec, db);
+    }
     if (o.runs("kafka") && pg()) {
       drain(d + ".kafka.relay", "kafka relay", sc -> RelayDrain.run(sc, n, o.relaySettings()));
     }
@@ -459,6 +463,9 @@ final class Workloads {
     }
     goals(o, r);
     notes(o, r);
+    if (o.runs("io")) {
+      IoWorkload.describeRows(o, r);
+    }
   }
 
   private static void consumerRows(Options o, Report r, String d, boolean pg) {

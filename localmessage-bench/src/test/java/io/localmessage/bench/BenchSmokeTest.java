@@ -33,6 +33,10 @@ class BenchSmokeTest {
               "--scaling", "200,300",
               "--relay-concurrency", "64",
               "--relay-batch", "50",
+              "--io-n", "200",
+              "--io-peer-n", "40",
+              "--io-latency-ms", "20",
+              "--io-rows", "platform-8,virtual-16,async-32,floor-32,dbscheduler-4,outbox-4",
               "--out", out.toString(),
               "--label", "smoke test"
             });
@@ -70,6 +74,20 @@ class BenchSmokeTest {
     assertThat(csv).anyMatch(l -> l.contains("mariadb.consumer.batch.3,"));
     assertThat(csv).anyMatch(l -> l.contains("mariadb.consumer.record.1,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.consumer.batch.1.commits,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.platform-8,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.async-32,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.async-32.threads,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.async-32.cpu,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.async-32.heap,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.floor-32,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.dbscheduler-4,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.io.outbox-4,"));
+    assertThat(csv).anyMatch(l -> l.contains("mariadb.io.async-32,"));
+    if (Runtime.version().feature() >= 21) {
+      assertThat(csv).anyMatch(l -> l.contains("pg.io.virtual-16,"));
+    } else {
+      assertThat(csv).anyMatch(l -> l.contains("virtual threads") && l.contains("needs Java 21+"));
+    }
 
     String md = Files.readString(result.markdown());
     assertThat(md)
@@ -77,7 +95,8 @@ class BenchSmokeTest {
         .contains("| workload | db | case |")
         .contains("## Goals")
         .contains("## Diagnostics")
-        .contains("EXPLAIN ANALYZE, engine claim");
+        .contains("EXPLAIN ANALYZE, engine claim")
+        .contains("## io summary, pg");
     assertThat(result.text())
         .contains("engine/floor")
         .contains("consumer/floor")
