@@ -287,12 +287,18 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
     return requestTimeout;
   }
 
-  /** Shuts down the executor of the HTTP client this delivery created (not one it was given). */
+  /**
+   * Shuts down the HTTP client this delivery created (not one it was given) and its executor. On
+   * Java 21 and later the client itself is shut down too, which ends its selector thread and closes
+   * its pooled connections at once; on Java 17 the JDK client has no shutdown, so they go when the
+   * client is collected.
+   */
   @Override
   public void close() {
     if (ownedExecutor == null) {
       return;
     }
+    shutDownClient();
     ownedExecutor.shutdown();
     try {
       if (!ownedExecutor.awaitTermination(2, TimeUnit.SECONDS)) {
@@ -301,6 +307,17 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
     } catch (InterruptedException e) {
       ownedExecutor.shutdownNow();
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** {@code HttpClient.shutdownNow()} where the JVM has it (Java 21+), found at run time. */
+  private void shutDownClient() {
+    try {
+      HttpClient.class.getMethod("shutdownNow").invoke(client);
+    } catch (NoSuchMethodException e) {
+      // Java 17: no shutdown; the client's thread ends once the client is unreachable
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      log.debug("event=http_client_shutdown_failed error={}", e.toString());
     }
   }
 

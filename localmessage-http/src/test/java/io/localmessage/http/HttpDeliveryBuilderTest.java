@@ -139,4 +139,29 @@ class HttpDeliveryBuilderTest {
     assertThatThrownBy(() -> UrlResolver.destination().resolve(TestMessage.to(null)))
         .hasMessage("the ticket has no destination URL");
   }
+
+  private static java.util.Set<Thread> clientThreads() {
+    java.util.Set<Thread> t = new java.util.HashSet<>();
+    for (Thread th : Thread.getAllStackTraces().keySet()) {
+      if (th.isAlive() && th.getName().startsWith("HttpClient-")) {
+        t.add(th);
+      }
+    }
+    return t;
+  }
+
+  @Test
+  void closeEndsTheClientsOwnThreadWhereTheJvmCanShutAClientDown() {
+    java.util.Set<Thread> before = clientThreads();
+    HttpDelivery d = HttpDelivery.builder().build();
+    java.util.Set<Thread> mine = clientThreads();
+    mine.removeAll(before);
+    assertThat(mine).as("the client's selector thread").hasSize(1);
+    d.close();
+    if (Runtime.version().feature() >= 21) {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> mine.stream().noneMatch(Thread::isAlive));
+    }
+  }
 }
