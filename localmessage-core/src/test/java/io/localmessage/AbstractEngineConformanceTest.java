@@ -18,10 +18,12 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -407,6 +409,10 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         .isInstanceOf(MessageInFlightException.class);
     // what the refusal advises: pause the type, so the ticket is not claimed again meanwhile
     a.admin().pause("t.a", "ops", "cancelling a ticket");
+    // a pause holds from the next claim round on: let the poller finish the round it may be in
+    // (begun before the pause, it would claim the ticket again once it is due below)
+    Instant seen = pollerLastSuccess(a);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !Objects.equals(pollerLastSuccess(a), seen));
     // the worker loses its lease (ran out, taken over: the version moved on); it is now stale,
     // and the cancel goes through while its handler still runs
     Sql.update(
@@ -423,6 +429,15 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
         .until(() -> counting.casConflicts.get() + counting.fenced.get() >= 1);
     assertThat(a.admin().get(s.id()).orElseThrow().status()).isEqualTo(MessageStatus.CANCELED);
     assertThat(a.admin().audit(s.id())).extracting(e -> e.action()).containsExactly("CANCEL");
+  }
+
+  /** When the poller last finished an iteration: each round of claims ends with one. */
+  private static Instant pollerLastSuccess(LocalMessages lm) {
+    return lm.health().loops().stream()
+        .filter(l -> l.name().equals("poller"))
+        .map(EngineHealth.Loop::lastSuccess)
+        .findFirst()
+        .orElseThrow();
   }
 
   // ------------------------------------------------------------------ invariant 5: free slots

@@ -47,7 +47,12 @@ class ArchitectureTest {
                   "localmessage-test")),
           Map.entry(
               "localmessage-bench",
-              Set.of("localmessage-core", "localmessage-kafka", "localmessage-test")),
+              // http: the io workload's HTTP tickets (IoDrain)
+              Set.of(
+                  "localmessage-core",
+                  "localmessage-http",
+                  "localmessage-kafka",
+                  "localmessage-test")),
           Map.entry("localmessage-faults", Set.of()));
 
   /** The internal types another module may use, and why. */
