@@ -37,7 +37,7 @@ public final class LocalMessageProperties {
   /** This replica's id, written as lease_owner (default: host name and pid). */
   private String replicaId;
 
-  /** Handler slots on this replica, all biz types together (1 to 1024). */
+  /** Handler slots (messages in flight) on this replica, all biz types together (1 to 20000). */
   private int concurrency = 8;
 
   /**

@@ -245,7 +245,7 @@ class AutoConfigurationTest {
                 assertThat(ctx)
                     .getFailure()
                     .rootCause()
-                    .hasMessage("concurrency must be between 1 and 1024, was 0"));
+                    .hasMessage("concurrency must be between 1 and 20000, was 0"));
   }
 
   @Test

@@ -141,7 +141,7 @@ class StartupChecksTest {
               ctx ->
                   assertThat(analyze(ctx.getStartupFailure()).getDescription())
                       .isEqualTo(
-                          "Invalid localmessage setting: concurrency must be between 1 and 1024,"
+                          "Invalid localmessage setting: concurrency must be between 1 and 20000,"
                               + " was 0"));
     }
   }
