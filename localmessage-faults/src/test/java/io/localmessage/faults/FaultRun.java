@@ -6,6 +6,7 @@ import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -459,7 +460,15 @@ final class FaultRun {
       lastEventDistinct = plan.kafka() ? eventDistinct() : 0;
       waitQuietly(Duration.ofMillis(200));
     }
-    note("chaos over, pending=" + pending());
+    long left = pending();
+    note("chaos over, pending=" + left);
+    if (left > 0) {
+      for (Worker w : workers) {
+        if (w.process.isAlive()) {
+          threadDump(w, "the run ends with " + left + " tickets pending");
+        }
+      }
+    }
     producer.join(TimeUnit.MINUTES.toMillis(1));
     joinPhase(freeze);
     joinPhase(held);
@@ -675,7 +684,9 @@ final class FaultRun {
     saveTickets(FaultWorker.pinnedType(s.replica), List.of(key));
     if (!s.proxy.awaitHolding(Duration.ofSeconds(30))) {
       s.proxy.release();
-      throw new IllegalStateException("the write-back of " + key + " was never sent");
+      threadDump(s, "the write-back of " + key + " was never sent (" + ticketState(key) + ")");
+      throw new IllegalStateException(
+          "the write-back of " + key + " was never sent (" + ticketState(key) + "), see " + s.log);
     }
     s.heldFromMs = System.currentTimeMillis();
     phases.heldReplica = s.replica;
@@ -844,6 +855,42 @@ final class FaultRun {
         replica,
         stopAt,
         after);
+  }
+
+  /**
+   * Appends a thread dump of a worker to its log ({@code jcmd Thread.print} of the JDK running the
+   * suite), so a replica that stopped doing its work can be read after the run. Best effort.
+   */
+  private void threadDump(Worker w, String why) {
+    try {
+      Process p =
+          new ProcessBuilder(
+                  new File(System.getProperty("java.home"), "bin/jcmd").getPath(),
+                  Long.toString(w.process.pid()),
+                  "Thread.print")
+              .redirectErrorStream(true)
+              .start();
+      String dump = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+      java.nio.file.Files.writeString(
+          w.log.toPath(),
+          "THREAD DUMP (" + why + ")\n" + dump,
+          java.nio.file.StandardOpenOption.APPEND);
+      // the engine's threads in the run's own output too: CI keeps that, not target/
+      StringBuilder engine = new StringBuilder();
+      for (String block : dump.split("\n\\s*\n")) {
+        if (block.startsWith("\"lm-")) {
+          engine.append(block).append('\n');
+        }
+      }
+      note("thread dump of " + w.replica + " (" + why + "), its engine threads:\n" + engine);
+    } catch (IOException | RuntimeException e) {
+      note("no thread dump of " + w.replica + ": " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void saveTickets(String type, List<String> keys) throws SQLException {
@@ -1224,6 +1271,9 @@ final class FaultRun {
             List.of(
                 new File(System.getProperty("java.home"), "bin/java").getPath(),
                 "-Xmx256m",
+                // the engine's warnings and errors (failed polls, lost connections) in the
+                // worker's log: what a replica went through is readable after a failed run
+                "-Dorg.slf4j.simpleLogger.log.io.localmessage=warn",
                 "-cp",
                 cp,
                 FaultWorker.class.getName(),
