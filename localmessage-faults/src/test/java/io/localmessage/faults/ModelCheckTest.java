@@ -17,6 +17,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -28,6 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * design must produce a counterexample, so this check can fail. A failure prints the trail as the
  * model's event lines ({@code spin -t}).
  */
+@Execution(ExecutionMode.CONCURRENT) // two checks at a time: each is CPU-bound and has its own dir
 class ModelCheckTest {
   private static final Path MODEL = Path.of("..", "model", "lifecycle.pml").toAbsolutePath();
   private static final Path WORK = Path.of("target", "model-check").toAbsolutePath();
