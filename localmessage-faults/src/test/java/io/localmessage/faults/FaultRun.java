@@ -6,7 +6,6 @@ import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -684,9 +683,9 @@ final class FaultRun {
     saveTickets(FaultWorker.pinnedType(s.replica), List.of(key));
     if (!s.proxy.awaitHolding(Duration.ofSeconds(30))) {
       s.proxy.release();
-      threadDump(s, "the write-back of " + key + " was never sent (" + ticketState(key) + ")");
-      throw new IllegalStateException(
-          "the write-back of " + key + " was never sent (" + ticketState(key) + "), see " + s.log);
+      String problem = "the write-back of " + key + " was never sent (" + ticketState(key) + ")";
+      threadDump(s, problem);
+      throw new IllegalStateException(problem + ", see " + s.log);
     }
     s.heldFromMs = System.currentTimeMillis();
     phases.heldReplica = s.replica;
@@ -859,33 +858,42 @@ final class FaultRun {
 
   /**
    * Appends a thread dump of a worker to its log ({@code jcmd Thread.print} of the JDK running the
-   * suite), so a replica that stopped doing its work can be read after the run. Best effort.
+   * suite), so a replica that stopped doing its work can be read after the run, and prints its
+   * engine threads in the run's output (CI keeps that, not target/). Best effort, bounded: a frozen
+   * worker does not answer, and then there is no dump after 20 s.
    */
   private void threadDump(Worker w, String why) {
     try {
-      Process p =
-          new ProcessBuilder(
-                  new File(System.getProperty("java.home"), "bin/jcmd").getPath(),
-                  Long.toString(w.process.pid()),
-                  "Thread.print")
-              .redirectErrorStream(true)
-              .start();
-      String dump = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(20, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-      }
-      java.nio.file.Files.writeString(
-          w.log.toPath(),
-          "THREAD DUMP (" + why + ")\n" + dump,
-          java.nio.file.StandardOpenOption.APPEND);
-      // the engine's threads in the run's own output too: CI keeps that, not target/
-      StringBuilder engine = new StringBuilder();
-      for (String block : dump.split("\n\\s*\n")) {
-        if (block.startsWith("\"lm-")) {
-          engine.append(block).append('\n');
+      java.nio.file.Path out = java.nio.file.Files.createTempFile(logDir.toPath(), "dump-", ".txt");
+      try {
+        Process p =
+            new ProcessBuilder(
+                    new File(System.getProperty("java.home"), "bin/jcmd").getPath(),
+                    Long.toString(w.process.pid()),
+                    "Thread.print")
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
+        if (!p.waitFor(20, TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+          note("no thread dump of " + w.replica + " within 20 s (" + why + ")");
+          return;
         }
+        String dump = java.nio.file.Files.readString(out);
+        java.nio.file.Files.writeString(
+            w.log.toPath(),
+            "THREAD DUMP (" + why + ")\n" + dump,
+            java.nio.file.StandardOpenOption.APPEND);
+        StringBuilder engine = new StringBuilder();
+        for (String block : dump.split("\n\\s*\n")) {
+          if (block.startsWith("\"lm-")) {
+            engine.append(block).append('\n');
+          }
+        }
+        note("thread dump of " + w.replica + " (" + why + "), its engine threads:\n" + engine);
+      } finally {
+        java.nio.file.Files.deleteIfExists(out);
       }
-      note("thread dump of " + w.replica + " (" + why + "), its engine threads:\n" + engine);
     } catch (IOException | RuntimeException e) {
       note("no thread dump of " + w.replica + ": " + e);
     } catch (InterruptedException e) {
