@@ -6,12 +6,14 @@ import io.localmessage.testing.TestDatabase;
 import java.time.Duration;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The project's central promise under crashes and restarts: nothing lost, nothing applied twice.
  * The short configuration runs in CI; {@code -Dlm.faults.long=true} runs the long one (200,000
  * tickets, PostgreSQL and MariaDB as the ticket store).
  */
+@Isolated // nothing alongside: the model checks run two at a time, but not during the chaos
 class FaultSuiteTest {
   private static final boolean LONG = Boolean.getBoolean("lm.faults.long");
 
