@@ -31,6 +31,7 @@ public final class FaultConsumer {
     hc.setPassword("");
     hc.setMaximumPoolSize(4);
     hc.setInitializationFailTimeout(-1);
+    hc.setTransactionIsolation(FaultWorker.serverDefaultIsolation(a.get("fx-url"))); // see there
     try (HikariDataSource fx = new HikariDataSource(hc)) {
       KafkaInboxConsumer consumer =
           KafkaInboxConsumer.builder(fx, "events")

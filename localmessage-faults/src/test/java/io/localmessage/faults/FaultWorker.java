@@ -468,7 +468,22 @@ public final class FaultWorker {
     c.setValidationTimeout(1_000);
     // a replacement may start while the database restarts: start anyway, connect later
     c.setInitializationFailTimeout(-1);
+    c.setTransactionIsolation(serverDefaultIsolation(url));
     return new HikariDataSource(c);
+  }
+
+  /**
+   * The server's default isolation, named, so the pool never detects it. With {@code
+   * initializationFailTimeout(-1)} HikariCP detects the default isolation on its first connection
+   * and, if that connection fails meanwhile (a pool started while the database restarts), keeps -1
+   * and can never set up a connection again: "Transaction isolation level -1 not supported"
+   * (HikariCP issue 1944). Seen here: a worker started during the database restart polled for 290 s
+   * on a pool of 0 connections, and its pinned ticket was never run.
+   */
+  static String serverDefaultIsolation(String url) {
+    return url.startsWith("jdbc:mysql") || url.startsWith("jdbc:mariadb")
+        ? "TRANSACTION_REPEATABLE_READ"
+        : "TRANSACTION_READ_COMMITTED";
   }
 
   private static io.localmessage.spi.Dialect dialectOf(String url) {
