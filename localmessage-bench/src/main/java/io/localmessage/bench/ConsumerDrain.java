@@ -15,16 +15,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
@@ -66,7 +69,25 @@ final class ConsumerDrain {
     return TOPICS.computeIfAbsent(n, ConsumerDrain::load);
   }
 
+  /**
+   * Loads a fresh topic of {@code n} events. Every send is awaited: a record the broker refused (a
+   * slow broker on a loaded machine times a batch out) is a load that failed, never a silent gap in
+   * the topic; such a load is retried on a new topic, and the last cause is reported.
+   */
   private static String load(int n) {
+    IllegalStateException last = null;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      try {
+        return loadOnce(n);
+      } catch (IllegalStateException e) {
+        last = e;
+        System.err.println("bench: " + e.getMessage() + " (attempt " + attempt + " of 3)");
+      }
+    }
+    throw last;
+  }
+
+  private static String loadOnce(int n) {
     TestBroker broker = RelayDrain.broker();
     String topic = "bench-consumer-" + n + "-" + System.nanoTime();
     broker.createTopic(topic, PARTITIONS);
@@ -78,6 +99,7 @@ final class ConsumerDrain {
     byte[] payload = new byte[Tickets.PAYLOAD_BYTES];
     java.util.Arrays.fill(payload, (byte) 'x');
     byte[] type = TYPE.getBytes(StandardCharsets.UTF_8);
+    List<Future<RecordMetadata>> sends = new ArrayList<>(n);
     try (KafkaProducer<byte[], byte[]> producer =
         new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
       for (int i = 1; i <= n; i++) {
@@ -86,13 +108,36 @@ final class ConsumerDrain {
                 topic, ("acct-" + i % 1000).getBytes(StandardCharsets.UTF_8), payload);
         r.headers().add(RelayHeaders.EVENT_ID, ("e-" + i).getBytes(StandardCharsets.UTF_8));
         r.headers().add(RelayHeaders.BIZ_TYPE, type);
-        producer.send(r);
+        sends.add(producer.send(r));
       }
       producer.flush();
     }
+    int failed = 0;
+    Throwable cause = null;
+    for (Future<RecordMetadata> f : sends) {
+      try {
+        f.get(0, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("preloading " + topic + " was interrupted", e);
+      } catch (ExecutionException | TimeoutException e) {
+        failed++;
+        cause = cause == null ? (e.getCause() == null ? e : e.getCause()) : cause;
+      }
+    }
     long on = broker.recordCount(topic);
-    if (on != n) {
-      throw new IllegalStateException("preloading " + topic + ": " + on + " of " + n + " records");
+    if (failed > 0 || on != n) {
+      throw new IllegalStateException(
+          "preloading "
+              + topic
+              + ": "
+              + on
+              + " of "
+              + n
+              + " records on the topic, "
+              + failed
+              + " sends failed"
+              + (cause == null ? "" : ", first: " + cause));
     }
     return topic;
   }
