@@ -166,6 +166,7 @@ final class ClaimLoop {
           Claimer.Result r = claimer.claim(null, null, !fair);
           lastGeneral = now;
           full = r.full();
+          slots.claimTook(claimer.lastClaimNanos());
           slots.starved(r.noFreeSlots() || r.full());
           interval =
               r.claimed() > 0
@@ -209,15 +210,16 @@ final class ClaimLoop {
   }
 
   /**
-   * After a full claim: wait until half the slots are free (or a poll interval passed), then, when
-   * handler calls are short, a little longer for the rest, at most as long as the last claim took.
-   * Waiting that long costs at most what a second, smaller claim would, and with fast handlers
-   * every claim comes back full: one round trip for {@code concurrency} messages instead of two for
-   * half as many each. Handlers slower than that wait would not fill the claim anyway; for them the
-   * next claim overlaps the calls still running.
+   * After a full claim: wait until the wake threshold of slots is free (half of them, fewer for
+   * slow handlers, see {@link Slots#wakeThreshold}) or a poll interval passed, then, when handler
+   * calls are short, a little longer for the rest, at most as long as the last claim took. Waiting
+   * that long costs at most what a second, smaller claim would, and with fast handlers every claim
+   * comes back full: one round trip for {@code concurrency} messages instead of two for half as
+   * many each. Handlers slower than that wait would not fill the claim anyway; for them the next
+   * claim overlaps the calls still running.
    */
   private void awaitFullerClaim() {
-    if (slots.belowWakeThreshold()) {
+    if (slots.belowWakeThreshold(avgHandlerNanos.getAsLong())) {
       await(settings.pollInterval());
     }
     long grace = Math.max(MIN_GRACE_NANOS, Math.min(MAX_GRACE_NANOS, claimer.lastClaimNanos()));

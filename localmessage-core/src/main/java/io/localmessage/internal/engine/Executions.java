@@ -141,7 +141,7 @@ final class Executions {
   /** An execution is over (its thread left, or its stage ended): its slots go back. */
   private void finished(Execution e) {
     inFlight.remove(e);
-    slots.finished(e.registration, e.messages.size());
+    slots.finished(e.registration, e.messages.size(), outcomes.avgHandlerNanos());
     synchronized (idle) {
       idle.notifyAll();
     }

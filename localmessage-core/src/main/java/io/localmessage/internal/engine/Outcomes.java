@@ -51,7 +51,9 @@ final class Outcomes {
    */
   void decided(Execution e, List<Outcome> outcomes, Execution.Ending ending, Duration took) {
     long avg = avgHandlerNanos;
-    avgHandlerNanos = avg + ((took.toNanos() - avg) >> 4);
+    // the first call sets the average: starting from zero it would take dozens of calls to tell a
+    // slow handler from a fast one
+    avgHandlerNanos = avg == 0 ? Math.max(1, took.toNanos()) : avg + ((took.toNanos() - avg) >> 4);
     AtomicInteger pending = new AtomicInteger(e.messages.size());
     Runnable onWritten =
         () -> {

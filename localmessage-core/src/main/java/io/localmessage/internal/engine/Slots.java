@@ -10,16 +10,20 @@ import java.util.concurrent.Semaphore;
 final class Slots {
   private final Semaphore total;
   private final int concurrency;
-  private final int wakeThreshold;
+  private final int fullClaimWake;
+  private final int slowHandlerWake;
+  private volatile long claimNanos;
   private final Signal signal;
   private volatile boolean starved;
 
   Slots(int concurrency, Signal signal) {
     this.total = new Semaphore(concurrency);
     this.concurrency = concurrency;
-    // after a full batch the next claim waits until half the slots are free (or a poll interval
-    // passed): fewer, fuller claims instead of one small claim per finished message
-    this.wakeThreshold = Math.max(1, concurrency / 2);
+    // after a full batch the next claim waits until half the slots are free (an eighth for slow
+    // handlers, see wakeThreshold) or a poll interval passed: fewer, fuller claims instead of one
+    // small claim per finished message
+    this.fullClaimWake = Math.max(1, concurrency / 2);
+    this.slowHandlerWake = Math.max(1, concurrency / 8);
     this.signal = signal;
   }
 
@@ -31,9 +35,32 @@ final class Slots {
     return total.availablePermits() >= concurrency;
   }
 
-  /** Whether fewer than half the slots are free: a full claim waits for more. */
-  boolean belowWakeThreshold() {
-    return total.availablePermits() < wakeThreshold;
+  /** The last claim round took {@code nanos}: slow handlers are judged against it. */
+  void claimTook(long nanos) {
+    this.claimNanos = nanos;
+  }
+
+  /**
+   * How many free slots wake the poller after a full claim, given how long handler calls take
+   * lately against the last claim. Handlers about as short as a claim or shorter: half the slots,
+   * as they free in a burst and one claim refills them. Handlers much longer (a call to another
+   * service): waiting for half the slots would leave a freed slot idle for a quarter of a handler
+   * call on average, half the replica's slots empty at full load; then an eighth of them, or what
+   * frees while one claim runs if that is more, keeps the slots about 90% busy for at most eight
+   * claims per handler duration.
+   */
+  int wakeThreshold(long handlerNanos) {
+    long claim = claimNanos;
+    if (claim <= 0 || handlerNanos <= 2 * claim) {
+      return fullClaimWake;
+    }
+    long freedDuringClaim = (concurrency * claim + handlerNanos - 1) / handlerNanos;
+    return (int) Math.min(fullClaimWake, Math.max(slowHandlerWake, freedDuringClaim));
+  }
+
+  /** Whether fewer than the wake threshold of slots are free: a full claim waits for more. */
+  boolean belowWakeThreshold(long handlerNanos) {
+    return total.availablePermits() < wakeThreshold(handlerNanos);
   }
 
   /** Reserves {@code n} slots of {@code reg} and of the total, both or neither. */
@@ -56,11 +83,11 @@ final class Slots {
 
   /**
    * An execution left: gives its slots back and, when the last claim found no free slot or came
-   * back full, wakes the poller once half the slots are free.
+   * back full, wakes the poller once the wake threshold of slots is free.
    */
-  void finished(Registration reg, int n) {
+  void finished(Registration reg, int n, long handlerNanos) {
     release(reg, n);
-    if (starved && total.availablePermits() >= wakeThreshold) {
+    if (starved && total.availablePermits() >= wakeThreshold(handlerNanos)) {
       signal.signal();
     }
   }
