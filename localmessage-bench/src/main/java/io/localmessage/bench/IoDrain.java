@@ -67,13 +67,27 @@ final class IoDrain {
   }
 
   /**
-   * One row: a kind and its slots (engine concurrency, requests the floor keeps in flight, or the
-   * peer's worker threads).
+   * One row: a kind, its slots (engine concurrency, requests the floor keeps in flight, or the
+   * peer's worker threads) and, for the engine and floor rows, how many JDK clients the {@code
+   * HttpDelivery} spreads its requests over ({@code HttpDeliveryBuilder.clients}).
    */
-  record Row(Kind kind, int slots) {
-    /** {@code platform-64}, {@code async-5000}, {@code dbscheduler} (the peer threads), ... */
+  record Row(Kind kind, int slots, int clients) {
+    /**
+     * {@code platform-64}, {@code async-5000}, {@code async-1000x2} (two HTTP clients), {@code
+     * dbscheduler} (the peer threads), ...
+     */
     static Row parse(String spec, int peerThreads) {
       String s = spec.trim().toLowerCase(Locale.ROOT);
+      int clients = 1;
+      int x = s.lastIndexOf('x');
+      if (x > 0 && x > s.lastIndexOf('-') && Character.isDigit(s.charAt(x - 1))) {
+        try {
+          clients = Integer.parseInt(s.substring(x + 1));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("io row '" + spec + "': bad client count", e);
+        }
+        s = s.substring(0, x);
+      }
       int dash = s.lastIndexOf('-');
       String name = dash < 0 ? s : s.substring(0, dash);
       Kind kind =
@@ -105,11 +119,15 @@ final class IoDrain {
         throw new IllegalArgumentException(
             "io row '" + spec + "': between 1 and " + max + ", was " + slots);
       }
-      return new Row(kind, slots);
+      if (clients != 1 && (kind.peer() || clients < 1 || clients > 64)) {
+        throw new IllegalArgumentException(
+            "io row '" + spec + "': xK (HTTP clients, 1 to 64) is for engine and floor rows");
+      }
+      return new Row(kind, slots, clients);
     }
 
     String id() {
-      return kind.id + "-" + slots;
+      return kind.id + "-" + slots + (clients == 1 ? "" : "x" + clients);
     }
 
     String label() {
@@ -117,7 +135,8 @@ final class IoDrain {
           + ", "
           + (kind.peer()
               ? slots + " threads"
-              : kind == Kind.FLOOR ? slots + " in flight" : "concurrency " + slots);
+              : kind == Kind.FLOOR ? slots + " in flight" : "concurrency " + slots)
+          + (clients == 1 ? "" : ", " + clients + " HTTP clients");
     }
 
     /** The best rate it can reach: every slot busy with one request at a time. */
@@ -157,7 +176,7 @@ final class IoDrain {
         switch (row.kind()) {
           case PLATFORM, VIRTUAL, ASYNC ->
               engine(scope, row, n, endpoint, s, timeout, meter, roundTrips);
-          case FLOOR -> floor(row.slots(), n, endpoint, timeout, meter, roundTrips);
+          case FLOOR -> floor(row, n, endpoint, timeout, meter, roundTrips);
           case DBSCHEDULER -> {
             try (PeerClient client = new PeerClient(endpoint.uri())) {
               yield DbSchedulerDrain.run(
@@ -196,7 +215,7 @@ final class IoDrain {
     long before = Drain.settledCommits(scope);
     LongAdder handled = new LongAdder();
     meter.reset();
-    HttpDelivery http = HttpDelivery.builder().build();
+    HttpDelivery http = HttpDelivery.builder().clients(row.clients()).build();
     LocalMessages lm = null;
     long monitorQueries;
     double seconds;
@@ -247,7 +266,7 @@ final class IoDrain {
       if (lm != null) {
         lm.close();
       }
-      close(http);
+      http.close(); // on Java 21+ also its clients' selector threads and connections
       scope.closePools();
     }
     long after = Drain.settledCommits(scope);
@@ -261,7 +280,7 @@ final class IoDrain {
    * endpoint allow on this machine.
    */
   private static Drain.Result floor(
-      int inFlight,
+      Row row,
       int n,
       IoEndpoint.Process endpoint,
       Duration timeout,
@@ -271,10 +290,11 @@ final class IoDrain {
     LongAdder handled = new LongAdder();
     LongAdder failed = new LongAdder();
     AtomicReference<Throwable> firstError = new AtomicReference<>();
+    int inFlight = row.slots();
     Semaphore permits = new Semaphore(inFlight);
     String destination = endpoint.uri().toString();
     meter.reset();
-    HttpDelivery http = HttpDelivery.builder().build();
+    HttpDelivery http = HttpDelivery.builder().clients(row.clients()).build();
     long deadline = System.nanoTime() + timeout.toNanos();
     double seconds;
     try {
@@ -316,33 +336,13 @@ final class IoDrain {
       seconds = (System.nanoTime() - t0) / 1e9;
       meter.drained();
     } finally {
-      close(http);
+      http.close(); // on Java 21+ also its clients' selector threads and connections
     }
     if (failed.sum() > 0) {
       throw new IllegalStateException(
           failed.sum() + " floor deliveries failed, first: " + firstError.get());
     }
     return new Drain.Result(n, handled.sum(), seconds, Double.NaN);
-  }
-
-  /**
-   * Closes the delivery and, on Java 21+, its HTTP client too. {@code HttpDelivery.close()} stops
-   * the client's executor but leaves the client to the garbage collector, and the JDK client keeps
-   * its selector thread and its keep-alive connections (one per request that was in flight) until
-   * the idle connections time out (30 s on 21+, 20 min on 17): the next row would count them as its
-   * own threads and descriptors. Bench hygiene after the measured window, through reflection
-   * because the client is the delivery's own; on Java 17 {@link ProcessMeter}'s settle wait is all
-   * there is.
-   */
-  static void close(HttpDelivery http) {
-    http.close();
-    try {
-      java.lang.reflect.Field f = HttpDelivery.class.getDeclaredField("client");
-      f.setAccessible(true);
-      shutdownNow((HttpClient) f.get(http));
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      // another HttpDelivery layout: the settle wait covers it
-    }
   }
 
   /** {@code HttpClient.shutdownNow()} where it exists (Java 21+). */

@@ -11,14 +11,18 @@ class IoRowsTest {
   @Test
   void rowsParseWithTheirSlotsAndPeersDefaultToThePeerThreads() {
     assertThat(IoDrain.Row.parse("async-5000", 20))
-        .isEqualTo(new IoDrain.Row(IoDrain.Kind.ASYNC, 5000));
+        .isEqualTo(new IoDrain.Row(IoDrain.Kind.ASYNC, 5000, 1));
     assertThat(IoDrain.Row.parse(" Platform-64 ", 20))
-        .isEqualTo(new IoDrain.Row(IoDrain.Kind.PLATFORM, 64));
+        .isEqualTo(new IoDrain.Row(IoDrain.Kind.PLATFORM, 64, 1));
     assertThat(IoDrain.Row.parse("dbscheduler", 20))
-        .isEqualTo(new IoDrain.Row(IoDrain.Kind.DBSCHEDULER, 20));
+        .isEqualTo(new IoDrain.Row(IoDrain.Kind.DBSCHEDULER, 20, 1));
     assertThat(IoDrain.Row.parse("outbox-50", 20))
-        .isEqualTo(new IoDrain.Row(IoDrain.Kind.OUTBOX, 50));
+        .isEqualTo(new IoDrain.Row(IoDrain.Kind.OUTBOX, 50, 1));
     assertThat(IoDrain.Row.parse("floor-1_000", 20).id()).isEqualTo("floor-1000");
+    assertThat(IoDrain.Row.parse("async-1000x2", 20))
+        .isEqualTo(new IoDrain.Row(IoDrain.Kind.ASYNC, 1000, 2));
+    assertThat(IoDrain.Row.parse("async-1000x2", 20).id()).isEqualTo("async-1000x2");
+    assertThat(IoDrain.Row.parse("floor-5000x4", 20).label()).endsWith(", 4 HTTP clients");
   }
 
   @Test
@@ -28,6 +32,11 @@ class IoRowsTest {
         .hasMessageContaining("platform-C");
     assertThatThrownBy(() -> IoDrain.Row.parse("async-0", 20)).hasMessageContaining("between");
     assertThatThrownBy(() -> IoDrain.Row.parse("async-20001", 20)).hasMessageContaining("between");
+    assertThatThrownBy(() -> IoDrain.Row.parse("outbox-20x2", 20))
+        .hasMessageContaining("for engine and floor rows");
+    assertThatThrownBy(() -> IoDrain.Row.parse("async-1000x0", 20)).hasMessageContaining("1 to 64");
+    assertThatThrownBy(() -> IoDrain.Row.parse("async-1000xy", 20))
+        .hasMessageContaining("bad client count");
     assertThatThrownBy(() -> Options.parse(new String[] {"--io-server", "netty"}))
         .hasMessageContaining("jetty or jdk");
   }
@@ -49,7 +58,7 @@ class IoRowsTest {
             "floor-5000",
             "dbscheduler-20",
             "outbox-20");
-    assertThat(IoWorkload.goalRow(o)).contains(new IoDrain.Row(IoDrain.Kind.ASYNC, 5000));
+    assertThat(IoWorkload.goalRow(o)).contains(new IoDrain.Row(IoDrain.Kind.ASYNC, 5000, 1));
   }
 
   @Test

@@ -21,11 +21,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,8 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Credentials belong in {@link HttpDeliveryBuilder#header(String, String)}, never in messages;
  * their values are never logged and are masked in body excerpts. Payloads are never logged. One
- * {@link HttpClient} is shared by all deliveries, so connections are reused; redirects are not
- * followed unless enabled.
+ * {@link HttpClient} (or a few, {@link HttpDeliveryBuilder#clients}) is shared by all deliveries,
+ * so connections are reused; redirects are not followed unless enabled.
  *
  * <p>The request timeout must be shorter than the type's handler timeout, or the engine would cut
  * slow requests off before the client reports them: register with {@link #handlerConfig()} or check
@@ -87,11 +91,17 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
   private final int excerptLength;
   private final int captureBytes;
   private final List<String> secrets;
-  private final HttpClient client;
+  // whether this JVM's CompletableFuture default executor starts a thread per task, see handleAsync
+  private static final boolean THREAD_PER_ASYNC_COMPLETION =
+      !(new CompletableFuture<Void>().defaultExecutor() instanceof ForkJoinPool);
+  private static final AtomicBoolean WARNED_THREAD_PER_COMPLETION = new AtomicBoolean();
+
+  private final List<HttpClient> clients;
+  private final AtomicInteger nextClient = new AtomicInteger();
   private final ExecutorService ownedExecutor;
   private final TracePropagation tracing;
 
-  HttpDelivery(HttpDeliveryBuilder b, HttpClient client, ExecutorService ownedExecutor) {
+  HttpDelivery(HttpDeliveryBuilder b, List<HttpClient> clients, ExecutorService ownedExecutor) {
     this.method = b.method;
     this.resolver = b.resolver;
     this.staticHeaders = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
@@ -102,13 +112,27 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
     this.excerptLength = b.excerptLength;
     this.captureBytes = b.excerptLength == 0 ? 0 : Math.max(1024, b.excerptLength * 4);
     this.secrets = secretsOf(b.headers);
-    this.client = client;
+    this.clients = List.copyOf(clients);
     this.ownedExecutor = ownedExecutor;
     this.tracing = b.tracing;
   }
 
   public static HttpDeliveryBuilder builder() {
     return new HttpDeliveryBuilder();
+  }
+
+  /**
+   * Whether this JVM's {@code CompletableFuture} default executor starts a new thread per task, so
+   * that the JDK client's {@code sendAsync} costs a thread per response (see {@link #handleAsync}).
+   */
+  static boolean asyncCompletionsStartThreads() {
+    return THREAD_PER_ASYNC_COMPLETION;
+  }
+
+  /** The client of the next request: round robin over {@link HttpDeliveryBuilder#clients}. */
+  private HttpClient client() {
+    int n = clients.size();
+    return n == 1 ? clients.get(0) : clients.get(Math.floorMod(nextClient.getAndIncrement(), n));
   }
 
   /** A request ready to send, with its span open. */
@@ -125,7 +149,7 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
     long start = System.nanoTime();
     HttpResponse<CapturedBody> response;
     try {
-      response = client.send(p.request, this::bodyHandler);
+      response = client().send(p.request, this::bodyHandler);
     } catch (IOException | InterruptedException | RuntimeException e) {
       p.span.end("io_error", e.toString());
       if (!(e instanceof IOException io)) {
@@ -144,12 +168,29 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
    * is classified exactly as {@link #handle} does. A stage the engine times out is cancelled, which
    * the JDK client may or may not turn into an aborted request: the engine keeps the message leased
    * until its lease ends either way.
+   *
+   * <p>The JDK client completes each {@code sendAsync} in {@code CompletableFuture}'s default
+   * executor. On Java 17 and 18 with 2 CPUs or fewer (the common pool's parallelism is then 1) that
+   * executor starts a new thread per task: a thread per response, several times the CPU and a third
+   * of the throughput at 1,000 in flight. The first asynchronous send on such a JVM logs a warning
+   * with the fix: {@code -Djava.util.concurrent.ForkJoinPool.common.parallelism=2}.
    */
   @Override
   public CompletionStage<Void> handleAsync(Message m) throws Exception {
+    if (THREAD_PER_ASYNC_COMPLETION && WARNED_THREAD_PER_COMPLETION.compareAndSet(false, true)) {
+      log.warn(
+          "event=http_async_thread_per_response biz_type={} id={} idem_key={} cause=\"the JDK"
+              + " client completes every sendAsync in CompletableFuture's default executor, which"
+              + " on this JVM starts a new thread per task (Java 17 to 18 with a common pool"
+              + " parallelism of 1: 2 CPUs or fewer)\" fix=\"start the JVM with"
+              + " -Djava.util.concurrent.ForkJoinPool.common.parallelism=2\"",
+          m.bizType(),
+          m.id(),
+          m.idemKey());
+    }
     Prepared p = prepare(m);
     long start = System.nanoTime();
-    return client
+    return client()
         .sendAsync(p.request, this::bodyHandler)
         .handle(
             (response, error) -> {
@@ -288,10 +329,10 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
   }
 
   /**
-   * Shuts down the HTTP client this delivery created (not one it was given) and its executor. On
-   * Java 21 and later the client itself is shut down too, which ends its selector thread and closes
-   * its pooled connections at once; on Java 17 the JDK client has no shutdown, so they go when the
-   * client is collected.
+   * Shuts down the HTTP clients this delivery created (not one it was given) and their executor. On
+   * Java 21 and later each client itself is shut down too, which ends its selector thread and
+   * closes its pooled connections at once; on Java 17 the JDK client has no shutdown, so they go
+   * when the client is collected.
    */
   @Override
   public void close() {
@@ -312,12 +353,14 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
 
   /** {@code HttpClient.shutdownNow()} where the JVM has it (Java 21+), found at run time. */
   private void shutDownClient() {
-    try {
-      HttpClient.class.getMethod("shutdownNow").invoke(client);
-    } catch (NoSuchMethodException e) {
-      // Java 17: no shutdown; the client's thread ends once the client is unreachable
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      log.debug("event=http_client_shutdown_failed error={}", e.toString());
+    for (HttpClient client : clients) {
+      try {
+        HttpClient.class.getMethod("shutdownNow").invoke(client);
+      } catch (NoSuchMethodException e) {
+        return; // Java 17: no shutdown; a client's thread ends once the client is unreachable
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        log.debug("event=http_client_shutdown_failed error={}", e.toString());
+      }
     }
   }
 

@@ -49,6 +49,8 @@ public final class HttpDeliveryBuilder {
   private boolean followRedirects;
   private boolean followRedirectsSet;
   private HttpClient httpClient;
+  private int clients = 1;
+  private boolean clientsSet;
   ResponseClassifier classifier = ResponseClassifier.standard();
   int excerptLength = HttpDelivery.DEFAULT_EXCERPT_LENGTH;
   TracePropagation tracing = TracePropagation.NONE;
@@ -174,6 +176,29 @@ public final class HttpDeliveryBuilder {
     return this;
   }
 
+  /** The most JDK clients one delivery spreads its requests over. */
+  public static final int MAX_CLIENTS = 64;
+
+  /**
+   * Spreads the requests over {@code n} JDK clients (default 1), round robin. A JDK {@link
+   * HttpClient} does all its socket I/O on one selector thread and keeps its idle connections in
+   * one list, so with thousands of asynchronous requests in flight that one thread is the limit of
+   * the replica; {@code n} clients have {@code n} selector threads and pools a {@code n}th of the
+   * size, on the same few worker threads. Each client keeps its own connections: a receiver sees up
+   * to {@code n} times as many idle keep-alive connections. Worth it from about a thousand requests
+   * in flight; at most {@value #MAX_CLIENTS}, and not with {@link #httpClient} (give several
+   * deliveries their own clients instead).
+   */
+  public HttpDeliveryBuilder clients(int n) {
+    if (n < 1 || n > MAX_CLIENTS) {
+      throw new IllegalArgumentException(
+          "clients must be between 1 and " + MAX_CLIENTS + ", was " + n);
+    }
+    this.clients = n;
+    this.clientsSet = true;
+    return this;
+  }
+
   /** The response policy (default {@link ResponseClassifier#standard()}). */
   public HttpDeliveryBuilder classifier(ResponseClassifier classifier) {
     this.classifier = Objects.requireNonNull(classifier, "classifier");
@@ -213,8 +238,13 @@ public final class HttpDeliveryBuilder {
           "connectTimeout and followRedirects belong to the HttpClient given to httpClient(...);"
               + " set them there");
     }
+    if (httpClient != null && clientsSet) {
+      throw new IllegalArgumentException(
+          "clients(...) spreads requests over clients this delivery builds; with httpClient(...)"
+              + " it would have only the one given");
+    }
     if (httpClient != null) {
-      return new HttpDelivery(this, httpClient, null);
+      return new HttpDelivery(this, List.of(httpClient), null);
     }
     if (!connectTimeoutSet && connectTimeout.compareTo(requestTimeout) > 0) {
       connectTimeout = requestTimeout; // the default never outlasts a shorter request timeout
@@ -245,16 +275,19 @@ public final class HttpDeliveryBuilder {
               return t;
             });
     executor.allowCoreThreadTimeOut(true);
-    HttpClient client =
-        HttpClient.newBuilder()
-            .executor(executor)
-            .connectTimeout(connectTimeout)
-            .followRedirects(
-                followRedirects ? HttpClient.Redirect.NORMAL : HttpClient.Redirect.NEVER)
-            // keep-alive connections are reused; plain-http services see no h2c upgrade
-            .version(HttpClient.Version.HTTP_1_1)
-            .build();
-    return new HttpDelivery(this, client, executor);
+    List<HttpClient> built = new ArrayList<>(clients);
+    for (int i = 0; i < clients; i++) {
+      built.add(
+          HttpClient.newBuilder()
+              .executor(executor)
+              .connectTimeout(connectTimeout)
+              .followRedirects(
+                  followRedirects ? HttpClient.Redirect.NORMAL : HttpClient.Redirect.NEVER)
+              // keep-alive connections are reused; plain-http services see no h2c upgrade
+              .version(HttpClient.Version.HTTP_1_1)
+              .build());
+    }
+    return new HttpDelivery(this, built, executor);
   }
 
   private static void checkName(String name) {

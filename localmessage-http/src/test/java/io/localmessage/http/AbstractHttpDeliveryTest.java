@@ -498,6 +498,24 @@ abstract class AbstractHttpDeliveryTest {
   }
 
   @Test
+  void severalClientsTakeTheRequestsInTurnEachOverItsOwnConnection() {
+    LocalMessages lm = engine(delivery().clients(3));
+    for (int i = 0; i < 6; i++) {
+      save(lm, "order-" + i, server.uri("/points").toString());
+      assertThat(lm.runOnce()).isEqualTo(1);
+    }
+    assertThat(server.requests()).hasSize(6);
+    java.util.Map<Integer, Long> perConnection =
+        server.requests().stream()
+            .collect(
+                java.util.stream.Collectors.groupingBy(
+                    r -> r.remote().getPort(), java.util.stream.Collectors.counting()));
+    assertThat(perConnection.values())
+        .as("six sequential deliveries, three clients in turn, each keeping its connection")
+        .containsExactly(2L, 2L, 2L);
+  }
+
+  @Test
   void replaceableClassifierDecidesTheOutcome() {
     server.respondWith((ex, r) -> respond(ex, 409, "{\"error\":\"already awarded\"}"));
     ResponseClassifier conflictIsDone =

@@ -102,6 +102,32 @@ class HttpDeliveryBuilderTest {
   }
 
   @Test
+  void clientsAreBoundedAndBelongToClientsTheDeliveryBuilds() {
+    assertThatThrownBy(() -> HttpDelivery.builder().clients(0))
+        .hasMessage("clients must be between 1 and 64, was 0");
+    assertThatThrownBy(() -> HttpDelivery.builder().clients(65))
+        .hasMessage("clients must be between 1 and 64, was 65");
+    HttpClient own = HttpClient.newBuilder().build();
+    assertThatThrownBy(() -> HttpDelivery.builder().httpClient(own).clients(2).build())
+        .hasMessageContaining("with httpClient(...) it would have only the one given");
+  }
+
+  @Test
+  void closeEndsTheSelectorThreadOfEveryClientItBuilt() {
+    java.util.Set<Thread> before = clientThreads();
+    HttpDelivery d = HttpDelivery.builder().clients(3).build();
+    java.util.Set<Thread> mine = clientThreads();
+    mine.removeAll(before);
+    assertThat(mine).as("one selector thread per client").hasSize(3);
+    d.close();
+    if (Runtime.version().feature() >= 21) {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> mine.stream().noneMatch(Thread::isAlive));
+    }
+  }
+
+  @Test
   void toStringShowsHeaderNamesNeverValues() {
     try (HttpDelivery d =
         HttpDelivery.builder().header("Authorization", "Bearer top-secret-value").build()) {
