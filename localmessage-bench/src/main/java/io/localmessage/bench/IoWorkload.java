@@ -285,21 +285,32 @@ final class IoWorkload {
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, format, v);
   }
 
+  /**
+   * The issue's goals, judged on every async row: which configuration meets them (if any) is part
+   * of the answer, and a row that misses them stays in the table as a miss.
+   */
   private static void goals(Options o, Report r, Optional<IoDrain.Row> best) {
     if (best.isEmpty() || !o.databases().contains(BenchDatabase.Kind.POSTGRESQL)) {
       return;
     }
     String d = BenchDatabase.Kind.POSTGRESQL.label;
-    String k = key(d, best.get());
-    String at = " at " + o.ioLatencyMs() + " ms (" + best.get().id() + ", 1 replica)";
-    r.goals.add(new Report.Goal(d + ": io >= 10,000 tickets/s" + at, k, null, null, 10_000, true));
-    r.goals.add(
-        new Report.Goal(
-            d + ": io fewer than 50 live threads" + at, k + ".threads", null, null, 49, false));
-    for (IoDrain.Row peer : o.ioRows()) {
-      if (peer.kind().peer()) {
-        r.goals.add(
-            new Report.Goal(d + ": io >= 20x " + peer.id() + at, null, k, key(d, peer), 20, true));
+    for (IoDrain.Row row : o.ioRows()) {
+      if (row.kind() != IoDrain.Kind.ASYNC) {
+        continue;
+      }
+      String k = key(d, row);
+      String at = " at " + o.ioLatencyMs() + " ms (" + row.id() + ", 1 replica)";
+      r.goals.add(
+          new Report.Goal(d + ": io >= 10,000 tickets/s" + at, k, null, null, 10_000, true));
+      r.goals.add(
+          new Report.Goal(
+              d + ": io fewer than 50 live threads" + at, k + ".threads", null, null, 49, false));
+      for (IoDrain.Row peer : o.ioRows()) {
+        if (peer.kind().peer()) {
+          r.goals.add(
+              new Report.Goal(
+                  d + ": io >= 20x " + peer.id() + at, null, k, key(d, peer), 20, true));
+        }
       }
     }
   }

@@ -79,7 +79,8 @@ record Options(
         "  --io-rows LIST      of platform-C, virtual-C, async-C, floor-C, dbscheduler[-T],"
             + " outbox[-T]",
         "                      (default " + DEFAULT_IO_ROWS + ";",
-        "                      peers without -T use --peer-threads)",
+        "                      peers without -T use --peer-threads; engine and floor rows",
+        "                      take xK for K HTTP clients, e.g. async-1000x2)",
         "  --io-server S       the endpoint's server: jetty (default) or jdk (com.sun.net.httpserver)",
         "  --out DIR           where latest.md and latest.csv go (default <module>/results)",
         "  --label TEXT        a note printed in the header (e.g. 'noisy: shared machine')");

@@ -92,39 +92,32 @@ final class Engine implements LocalMessages {
 
   @Override
   public LocalMessages register(String bizType, Handler handler, HandlerConfig config) {
-    Objects.requireNonNull(handler, "handler");
-    return add(
-        new Registration(
-            NewMessage.checkBizType(bizType),
-            handler,
-            null,
-            null,
-            Objects.requireNonNull(config, "config"),
-            settings.concurrency()));
+    return add(bizType, Objects.requireNonNull(handler, "handler"), null, null, config);
   }
 
   @Override
   public LocalMessages registerBatch(String bizType, BatchHandler handler, HandlerConfig config) {
-    Objects.requireNonNull(handler, "handler");
-    return add(
-        new Registration(
-            NewMessage.checkBizType(bizType),
-            null,
-            handler,
-            null,
-            Objects.requireNonNull(config, "config"),
-            settings.concurrency()));
+    return add(bizType, null, Objects.requireNonNull(handler, "handler"), null, config);
   }
 
   @Override
   public LocalMessages registerAsync(String bizType, AsyncHandler handler, HandlerConfig config) {
-    Objects.requireNonNull(handler, "handler");
+    return add(bizType, null, null, Objects.requireNonNull(handler, "handler"), config);
+  }
+
+  /** One registration of exactly one of the three handler kinds. */
+  private LocalMessages add(
+      String bizType,
+      Handler single,
+      BatchHandler batch,
+      AsyncHandler async,
+      HandlerConfig config) {
     return add(
         new Registration(
             NewMessage.checkBizType(bizType),
-            null,
-            null,
-            handler,
+            single,
+            batch,
+            async,
             Objects.requireNonNull(config, "config"),
             settings.concurrency()));
   }
