@@ -60,6 +60,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HttpDelivery.class);
+  // whether this JVM's CompletableFuture default executor starts a thread per task, see handleAsync
+  private static final boolean THREAD_PER_ASYNC_COMPLETION =
+      !(new CompletableFuture<Void>().defaultExecutor() instanceof ForkJoinPool);
+  private static final AtomicBoolean WARNED_THREAD_PER_COMPLETION = new AtomicBoolean();
 
   public static final String IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
   public static final String DEFAULT_CONTENT_TYPE = "application/json";
@@ -91,11 +95,6 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
   private final int excerptLength;
   private final int captureBytes;
   private final List<String> secrets;
-  // whether this JVM's CompletableFuture default executor starts a thread per task, see handleAsync
-  private static final boolean THREAD_PER_ASYNC_COMPLETION =
-      !(new CompletableFuture<Void>().defaultExecutor() instanceof ForkJoinPool);
-  private static final AtomicBoolean WARNED_THREAD_PER_COMPLETION = new AtomicBoolean();
-
   private final List<HttpClient> clients;
   private final AtomicInteger nextClient = new AtomicInteger();
   private final ExecutorService ownedExecutor;
@@ -170,7 +169,7 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
    * until its lease ends either way.
    *
    * <p>The JDK client completes each {@code sendAsync} in {@code CompletableFuture}'s default
-   * executor. On Java 17 and 18 with 2 CPUs or fewer (the common pool's parallelism is then 1) that
+   * executor. On Java 17 with 2 CPUs or fewer (the common pool's parallelism is then 1) that
    * executor starts a new thread per task: a thread per response, several times the CPU and a third
    * of the throughput at 1,000 in flight. The first asynchronous send on such a JVM logs a warning
    * with the fix: {@code -Djava.util.concurrent.ForkJoinPool.common.parallelism=2}.
@@ -181,8 +180,8 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
       log.warn(
           "event=http_async_thread_per_response biz_type={} id={} idem_key={} cause=\"the JDK"
               + " client completes every sendAsync in CompletableFuture's default executor, which"
-              + " on this JVM starts a new thread per task (Java 17 to 18 with a common pool"
-              + " parallelism of 1: 2 CPUs or fewer)\" fix=\"start the JVM with"
+              + " on this JVM starts a new thread per task (Java 17 with a common pool parallelism"
+              + " of 1: 2 CPUs or fewer)\" fix=\"start the JVM with"
               + " -Djava.util.concurrent.ForkJoinPool.common.parallelism=2\"",
           m.bizType(),
           m.id(),
