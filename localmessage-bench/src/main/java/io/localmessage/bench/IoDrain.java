@@ -6,6 +6,7 @@ import io.localmessage.LocalMessagesBuilder;
 import io.localmessage.Message;
 import io.localmessage.MessageKind;
 import io.localmessage.http.HttpDelivery;
+import io.localmessage.http.HttpDeliveryBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -119,9 +120,14 @@ final class IoDrain {
         throw new IllegalArgumentException(
             "io row '" + spec + "': between 1 and " + max + ", was " + slots);
       }
-      if (clients != 1 && (kind.peer() || clients < 1 || clients > 64)) {
+      int maxClients = HttpDeliveryBuilder.MAX_CLIENTS;
+      if (clients != 1 && (kind.peer() || clients < 1 || clients > maxClients)) {
         throw new IllegalArgumentException(
-            "io row '" + spec + "': xK (HTTP clients, 1 to 64) is for engine and floor rows");
+            "io row '"
+                + spec
+                + "': xK (HTTP clients, 1 to "
+                + maxClients
+                + ") is for engine and floor rows");
       }
       return new Row(kind, slots, clients);
     }
