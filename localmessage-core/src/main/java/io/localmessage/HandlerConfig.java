@@ -116,6 +116,8 @@ public final class HandlerConfig {
         + retainSucceeded
         + ", batchSize="
         + batchSize
+        + ", retryAfterCountsAttempt="
+        + retryAfterCountsAttempt
         + "}";
   }
 

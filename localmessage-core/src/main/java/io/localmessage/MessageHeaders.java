@@ -15,7 +15,7 @@ public final class MessageHeaders {
 
   /** {@code {"a":"b"}}; an empty map is {@code {}}. */
   public static String encode(Map<String, String> headers) {
-    StringBuilder sb = new StringBuilder(16 + headers.size() * 32).append('{');
+    StringBuilder sb = new StringBuilder().append('{');
     boolean first = true;
     for (Map.Entry<String, String> e : headers.entrySet()) {
       if (!first) {
@@ -56,7 +56,7 @@ public final class MessageHeaders {
     p.expect('{');
     p.skipWs();
     if (p.peek() == '}') {
-      return out;
+      return Collections.emptyMap();
     }
     while (true) {
       p.skipWs();

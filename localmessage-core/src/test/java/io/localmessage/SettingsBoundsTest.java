@@ -159,4 +159,24 @@ class SettingsBoundsTest {
     assertThat(c.batchSize()).isEqualTo(50);
     assertThat(c.retryAfterCountsAttempt()).isTrue();
   }
+
+  @Test
+  void handlerDefaultsAreTheDocumentedOnesAndTheConfigDescribesEverySetting() {
+    HandlerConfig d = HandlerConfig.defaults();
+    assertThat(d.maxAttempts()).isEqualTo(10);
+    assertThat(d.concurrency()).as("only the engine total applies").isZero();
+    assertThat(d.handlerTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(d.maxAge()).isNull();
+    assertThat(d.ordered()).isFalse();
+    assertThat(d.retainSucceeded()).isZero();
+    assertThat(d.batchSize()).isEqualTo(100);
+    assertThat(d.retryAfterCountsAttempt()).isFalse();
+    assertThat(d.backoff()).isSameAs(HandlerConfig.DEFAULT_BACKOFF);
+    assertThat(d)
+        .hasToString(
+            "HandlerConfig{maxAttempts=10, concurrency=0, backoff="
+                + HandlerConfig.DEFAULT_BACKOFF
+                + ", handlerTimeout=PT30S, maxAge=null, ordered=false, retainSucceeded=PT0S,"
+                + " batchSize=100, retryAfterCountsAttempt=false}");
+  }
 }
