@@ -123,7 +123,7 @@ public final class NewMessage {
     return bizType;
   }
 
-  static String checkText(String field, String value, int maxLength) {
+  static void checkText(String field, String value, int maxLength) {
     if (value == null) {
       throw new IllegalArgumentException(field + " must not be null");
     }
@@ -134,23 +134,24 @@ public final class NewMessage {
       throw new IllegalArgumentException(
           field + " is " + value.length() + " characters, longer than the limit " + maxLength);
     }
-    return checkStorable(field, value);
+    checkStorable(field, value);
   }
 
   /**
    * Refuses U+0000 and lone surrogates: PostgreSQL rejects the first inside the statement, which
    * aborts the caller's whole transaction, and neither can be stored faithfully anywhere.
    */
-  private static String checkStorable(String field, String value) {
+  private static void checkStorable(String field, String value) {
     String why = Texts.unstorable(value);
     if (why != null) {
       throw new IllegalArgumentException(field + " " + why);
     }
-    return value;
   }
 
-  private static String checkOptional(String field, String value, int maxLength) {
-    return value == null ? null : checkText(field, value, maxLength);
+  private static void checkOptional(String field, String value, int maxLength) {
+    if (value != null) {
+      checkText(field, value, maxLength);
+    }
   }
 
   @Override

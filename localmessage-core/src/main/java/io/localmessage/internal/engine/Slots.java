@@ -51,9 +51,11 @@ final class Slots {
    */
   int wakeThreshold(long handlerNanos) {
     long claim = claimNanos;
-    if (claim <= 0 || handlerNanos <= 2 * claim) {
+    if (claim <= 0 || handlerNanos <= 0) {
       return fullClaimWake;
     }
+    // handlers up to twice a claim free at least half the slots during one claim: the cap below
+    // makes that half, no separate case needed
     long freedDuringClaim = (concurrency * claim + handlerNanos - 1) / handlerNanos;
     return (int) Math.min(fullClaimWake, Math.max(slowHandlerWake, freedDuringClaim));
   }
