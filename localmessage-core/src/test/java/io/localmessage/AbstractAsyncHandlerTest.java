@@ -179,6 +179,103 @@ public abstract class AbstractAsyncHandlerTest extends DatabaseTest {
   }
 
   @Test
+  void aStageThatTimesOutIsCancelledAlsoWhenTheCallThatStartedItOutlivedTheTimeout() {
+    LocalMessages lm = fx.build(fx.builder());
+    Map<String, CompletableFuture<Void>> stages = new ConcurrentHashMap<>();
+    lm.registerAsync(
+        "t.a",
+        m -> {
+          if (m.idemKey().equals("slow-start")) {
+            // the call itself runs past the timeout, deaf to the interrupt, then returns a stage
+            AbstractHardeningTest.workIgnoringInterrupts(Duration.ofMillis(600));
+          }
+          CompletableFuture<Void> s = new CompletableFuture<>();
+          stages.put(m.idemKey(), s);
+          return s;
+        },
+        EngineFixture.config()
+            .handlerTimeout(Duration.ofMillis(200))
+            .backoff(Backoff.fixed(Duration.ofHours(1)))
+            .build());
+    long hang = fx.save(lm, action("t.a", "hang")).id();
+    long slow = fx.save(lm, action("t.a", "slow-start")).id();
+    lm.start();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                String.valueOf(view(lm, hang).lastError()).contains("timed out")
+                    && String.valueOf(view(lm, slow).lastError()).contains("timed out"));
+    assertThat(stages.get("hang")).as("asked to stop").isCancelled();
+    assertThat(stages.get("slow-start")).as("expired as soon as it was returned").isCancelled();
+    assertThat(view(lm, slow).attempts()).isEqualTo(1);
+  }
+
+  @Test
+  void aCallThatStartsNoStageGivesItsSlotBackAtOnce() {
+    LocalMessages lm = fx.build(fx.builder());
+    AtomicInteger calls = new AtomicInteger();
+    lm.registerAsync(
+        "t.a",
+        m -> {
+          calls.incrementAndGet();
+          if (m.idemKey().startsWith("null")) {
+            return null;
+          }
+          throw new IllegalStateException("could not start");
+        },
+        // one slot: a call that kept it would leave the others waiting forever
+        EngineFixture.config().concurrency(1).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    for (String k : List.of("null-1", "throws-1", "null-2", "throws-2")) {
+      fx.save(lm, action("t.a", k));
+    }
+    lm.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> fx.count("attempts = 1 AND " + due()) == 4);
+    assertThat(calls.get()).isEqualTo(4);
+  }
+
+  private String due() {
+    return "last_error IS NOT NULL AND next_retry_at > " + EngineFixture.nowSql(ds);
+  }
+
+  @Test
+  void aStageFailedWithAnExecutionExceptionIsJudgedByItsCause() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.registerAsync(
+        "t.a",
+        m ->
+            CompletableFuture.failedFuture(
+                new java.util.concurrent.ExecutionException(new PermanentFailure("gone"))),
+        EngineFixture.config().build());
+    long id = fx.save(lm, action("t.a", "k")).id();
+    assertThat(lm.runOnce()).isEqualTo(1);
+    MessageView v = view(lm, id);
+    assertThat(v.status()).isEqualTo(MessageStatus.DEAD);
+    assertThat(v.lastError()).isEqualTo("io.localmessage.PermanentFailure: gone");
+  }
+
+  @Test
+  void closeGivesUpOnAPendingStageAndAsksItToStopWhileItsMessageKeepsItsLease() {
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .replicaId("closing")
+                .lease(Duration.ofSeconds(30))
+                .shutdownTimeout(Duration.ofMillis(200)));
+    CompletableFuture<Void> stage = new CompletableFuture<>();
+    lm.registerAsync("t.a", m -> stage, EngineFixture.config().build());
+    fx.save(lm, action("t.a", "k"));
+    lm.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> fx.count("attempts = 1") == 1);
+    lm.close();
+    assertThat(stage).isCancelled();
+    assertThat(
+            fx.count("status = 0 AND attempts = 0 AND next_retry_at > " + EngineFixture.nowSql(ds)))
+        .as("the lease kept, the attempt given back")
+        .isEqualTo(1);
+  }
+
+  @Test
   void aPendingStageKeepsItsLeaseRenewedPastTheLeaseLength() {
     EngineFixture.Counting counting = new EngineFixture.Counting();
     LocalMessages lm = fx.build(fx.builder().lease(Duration.ofSeconds(2)).listener(counting));
