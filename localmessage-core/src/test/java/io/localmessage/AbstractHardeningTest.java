@@ -286,12 +286,23 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     }
   }
 
+  private static EngineHealth.Loop loop(LocalMessages lm, String name) {
+    return lm.health().loops().stream()
+        .filter(l -> l.name().equals(name))
+        .findFirst()
+        .orElseThrow();
+  }
+
   @Test
   void anOutcomeSurvivesAnOutageShorterThanItsLease() {
     Outage outage = new Outage(ds);
     fx.build(fx.builder().autoCreateSchema(true)).close(); // the tables, before the outage
     LocalMessages lm =
-        fx.build(fx.builder(outage).lease(Duration.ofSeconds(8)).autoCreateSchema(false));
+        fx.build(
+            fx.builder(outage)
+                .lease(Duration.ofSeconds(8))
+                .autoCreateSchema(false)
+                .loopStuckAfter(Duration.ofMillis(500)));
     AtomicInteger runs = new AtomicInteger();
     lm.register(
         "t.once",
@@ -303,12 +314,23 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     lm.start();
     fx.save(lm, action("t.once", "k"));
     await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() == 1);
-    // down for 4 s: longer than the old writer's 2.6 s of retries, shorter than lease - margin
-    await().pollDelay(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    // the writer's health shows it retrying against the outage: stuck, with the outage's error
+    await()
+        .atMost(Duration.ofSeconds(3))
+        .until(
+            () -> {
+              EngineHealth.Loop w = loop(lm, "writer");
+              return w.stuck() && String.valueOf(w.lastError()).contains("test outage");
+            });
+    // down for about 4 s in all: longer than the old writer's 2.6 s of retries, shorter than
+    // lease - margin
+    await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4)).until(() -> true);
     outage.down.set(false);
 
     await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
     assertThat(runs.get()).as("the success written late, not run again").isEqualTo(1);
+    await().atMost(Duration.ofSeconds(3)).until(() -> !loop(lm, "writer").stuck());
+    assertThat(loop(lm, "writer").lastSuccess()).isNotNull();
   }
 
   @Test
