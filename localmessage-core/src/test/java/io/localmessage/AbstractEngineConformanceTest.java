@@ -1194,6 +1194,72 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     assertThat(lm).isNotNull();
   }
 
+  @Test
+  void inboxInItsOwnTransactionCommitsTheEffectOnceAndRollsBackAFailedOne() throws Exception {
+    fx.build(fx.builder()).close(); // the tables
+    createBusinessTable();
+    // one connection handed out again and again, as a single-connection data source does: what
+    // the inbox changes on it stays for the next user
+    Connection shared = ds.getConnection();
+    try {
+      DataSource single =
+          (DataSource)
+              java.lang.reflect.Proxy.newProxyInstance(
+                  getClass().getClassLoader(),
+                  new Class<?>[] {DataSource.class},
+                  (proxy, method, args) ->
+                      method.getName().equals("getConnection")
+                          ? java.lang.reflect.Proxy.newProxyInstance(
+                              getClass().getClassLoader(),
+                              new Class<?>[] {Connection.class},
+                              (p, m, a) -> m.getName().equals("close") ? null : m.invoke(shared, a))
+                          : method.invoke(ds, args));
+      io.localmessage.inbox.Inbox inbox =
+          io.localmessage.inbox.Inbox.create(single, fx.table + "_inbox", null);
+      String insert = "INSERT INTO " + fx.table + "_biz (id) VALUES ('evt-1')";
+      io.localmessage.inbox.Inbox.Work effect =
+          conn -> {
+            try (Statement st = conn.createStatement()) {
+              st.executeUpdate(insert);
+            }
+          };
+      assertThat(inbox.applyOnceInTransaction("ledger", "evt-1", effect)).isTrue();
+      assertThat(shared.getAutoCommit()).as("the connection's mode is given back").isTrue();
+      assertThat(inbox.applyOnceInTransaction("ledger", "evt-1", effect))
+          .as("committed: a duplicate now")
+          .isFalse();
+
+      assertThatThrownBy(
+              () ->
+                  inbox.applyOnceInTransaction(
+                      "ledger",
+                      "evt-2",
+                      conn -> {
+                        effect.apply(conn); // a duplicate key in the business table
+                      }))
+          .isInstanceOf(LocalMessageException.class)
+          .hasMessageStartingWith("inbox work failed: ");
+      assertThatThrownBy(
+              () ->
+                  inbox.applyOnceInTransaction(
+                      "ledger",
+                      "evt-3",
+                      conn -> {
+                        throw new IllegalStateException("ledger closed");
+                      }))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("ledger closed");
+      assertThat(shared.getAutoCommit()).isTrue();
+      assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_biz")).isEqualTo(1);
+      assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_inbox"))
+          .as("the failed ones left no inbox row: they can be applied later")
+          .isEqualTo(1);
+      assertThat(inbox.applyOnceInTransaction("ledger", "evt-3", conn -> {})).isTrue();
+    } finally {
+      shared.close();
+    }
+  }
+
   // ------------------------------------------------------------------ volume
 
   @Test
