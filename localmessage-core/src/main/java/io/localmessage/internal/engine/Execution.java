@@ -6,7 +6,7 @@ import io.localmessage.PermanentFailure;
 import io.localmessage.RetryAfter;
 import io.localmessage.spi.TracePropagation;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -295,12 +295,12 @@ final class Execution implements Runnable {
     try {
       if (registration.isBatch()) {
         List<Outcome> result = registration.batchHandler.handle(batch);
-        List<Outcome> each = new ArrayList<>(messages.size());
-        for (int i = 0; i < messages.size(); i++) {
+        Outcome[] each = new Outcome[messages.size()];
+        for (int i = 0; i < each.length; i++) {
           Outcome o = result != null && i < result.size() ? result.get(i) : null;
-          each.add(o != null ? o : Outcome.retry("batch handler returned no outcome"));
+          each[i] = o != null ? o : Outcome.retry("batch handler returned no outcome");
         }
-        return each;
+        return Arrays.asList(each);
       }
       registration.handler.handle(messages.get(0));
       return List.of(Outcome.success());
@@ -401,13 +401,11 @@ final class Execution implements Runnable {
     return true;
   }
 
-  /** Gives up whatever the state, as a crash would; returns whether an outcome was still due. */
-  synchronized boolean abandon() {
-    if (state == State.LEFT || state == State.ABANDONED) {
-      return false;
+  /** Gives up whatever the state, as a crash would: nothing it does is handed on any more. */
+  synchronized void abandon() {
+    if (state != State.LEFT) {
+      state = State.ABANDONED;
     }
-    state = State.ABANDONED;
-    return true;
   }
 
   /** Whether the thread is inside the handler now, or an asynchronous stage is pending. */
