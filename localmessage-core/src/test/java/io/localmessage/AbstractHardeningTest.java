@@ -361,6 +361,88 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
   }
 
   @Test
+  void aRowRefusedForItsErrorTextIsWrittenWithoutItAndItsBatchNeighboursAsTheyAre() {
+    fx.build(fx.builder()).close(); // the tables, through the plain data source
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(io.localmessage.testing.Refusing.dataSource(ds, "poison"))
+                .autoCreateSchema(false)
+                .listener(counting));
+    lm.registerBatch(
+        "t.batch",
+        batch -> {
+          List<Outcome> out = new ArrayList<>();
+          for (Message m : batch) {
+            out.add(
+                Outcome.retry(m.idemKey().equals("bad") ? "poison in the reply" : "busy, later"));
+          }
+          return out;
+        },
+        EngineFixture.config().batchSize(10).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    fx.save(lm, action("t.batch", "good-1"));
+    fx.save(lm, action("t.batch", "bad"));
+    fx.save(lm, action("t.batch", "good-2"));
+
+    assertThat(lm.runOnce()).isEqualTo(3);
+    assertThat(fx.count("idem_key LIKE 'good-%' AND attempts = 1 AND last_error = 'busy, later'"))
+        .as("the neighbours of the refused row, written as they are")
+        .isEqualTo(2);
+    assertThat(
+            fx.count(
+                "idem_key = 'bad' AND status = 0 AND attempts = 1 AND last_error = ?",
+                "(the error text of this outcome could not be stored)"))
+        .as("the refused row: its outcome kept, its error text replaced")
+        .isEqualTo(1);
+    assertThat(fx.count("next_retry_at > " + EngineFixture.nowSql(ds) + " AND status = 0"))
+        .as("all three wait for their backoff")
+        .isEqualTo(3);
+    assertThat(counting.writeBackDropped.get()).isZero();
+    assertThat(counting.casConflicts.get()).isZero();
+  }
+
+  @Test
+  void aRowRefusedEvenWithoutItsErrorTextIsDroppedAndCountedAndItsNeighboursWritten() {
+    fx.build(fx.builder()).close();
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    // no row is refused before the handler names one
+    java.util.concurrent.atomic.AtomicLong refusedId =
+        new java.util.concurrent.atomic.AtomicLong(-1);
+    LocalMessages lm =
+        fx.build(
+            fx.builder(
+                    io.localmessage.testing.Refusing.dataSource(
+                        ds, v -> v instanceof Number n && n.longValue() == refusedId.get()))
+                .autoCreateSchema(false)
+                .listener(counting));
+    lm.registerBatch(
+        "t.batch",
+        batch -> {
+          // from now on every statement that names the bad row is refused: its write-back
+          batch.stream().filter(m -> m.idemKey().equals("bad")).forEach(m -> refusedId.set(m.id()));
+          List<Outcome> out = new ArrayList<>();
+          for (Message m : batch) {
+            out.add(Outcome.retry("busy, later"));
+          }
+          return out;
+        },
+        EngineFixture.config().batchSize(10).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    fx.save(lm, action("t.batch", "good-1"));
+    SaveResult bad = fx.save(lm, action("t.batch", "bad"));
+    fx.save(lm, action("t.batch", "good-2"));
+    long before = System.nanoTime();
+    assertThat(lm.runOnce()).isEqualTo(3);
+    assertThat(Duration.ofNanos(System.nanoTime() - before))
+        .as("a dropped outcome does not hold runOnce up until the lease ends")
+        .isLessThan(Duration.ofSeconds(4));
+    assertThat(fx.count("idem_key LIKE 'good-%' AND last_error = 'busy, later'")).isEqualTo(2);
+    assertThat(counting.writeBackDropped.get()).isEqualTo(1);
+    assertThat(fx.count("id = ? AND attempts = 1 AND last_error IS NULL", bad.id()))
+        .as("the refused row stays as claimed: it runs again when its lease ends")
+        .isEqualTo(1);
+  }
+
+  @Test
   void anErrorTextWithNulIsStoredCleaned() {
     LocalMessages lm = fx.build(fx.builder());
     lm.register(
