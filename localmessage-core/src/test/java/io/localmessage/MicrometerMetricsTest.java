@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.localmessage.internal.metrics.MicrometerMetrics;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -132,6 +133,67 @@ class MicrometerMetricsTest {
           .isEqualTo(1.0);
       assertThat(registry.get("localmessage.pending").tag("biz_type", "t.ok").gauge().value())
           .isZero();
+    }
+  }
+
+  @Test
+  void theBacklogGaugesShowPendingDueInFlightDeadAndAgesReadAtMostOncePerInterval() {
+    try (EngineFixture fx = new EngineFixture(db.dataSource(4))) {
+      LocalMessages lm = fx.build(fx.builder());
+      SaveResult old = fx.save(lm, NewMessage.action("t.g", "k1").build());
+      SaveResult due = fx.save(lm, NewMessage.action("t.g", "k2").build());
+      SaveResult leased = fx.save(lm, NewMessage.action("t.g", "k3").build());
+      SaveResult dead = fx.save(lm, NewMessage.action("t.d", "k1").build());
+      io.localmessage.spi.Dialect d = dialect(fx);
+      String ago = d.plusMillis(d.now());
+      Sql.update(
+          fx.dataSource,
+          "UPDATE " + fx.table + " SET created_at = " + ago + " WHERE id = ?",
+          -120_000L,
+          old.id());
+      Sql.update(
+          fx.dataSource,
+          "UPDATE "
+              + fx.table
+              + " SET lease_owner = 'other', next_retry_at = "
+              + ago
+              + " WHERE id = ?",
+          3_600_000L,
+          leased.id());
+      Sql.update(
+          fx.dataSource,
+          "UPDATE " + fx.table + " SET status = 2, updated_at = " + ago + " WHERE id = ?",
+          -300_000L,
+          dead.id());
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      MicrometerMetrics.bind(registry, lm.admin());
+
+      assertThat(registry.get("localmessage.types").gauge().value()).isEqualTo(2);
+      assertThat(gauge(registry, "pending", "t.g")).isEqualTo(3);
+      assertThat(gauge(registry, "due", "t.g")).as("the leased one is not due").isEqualTo(2);
+      assertThat(gauge(registry, "in.flight", "t.g")).isEqualTo(1);
+      assertThat(gauge(registry, "dead", "t.g")).isZero();
+      assertThat(gauge(registry, "dead", "t.d")).isEqualTo(1);
+      assertThat(gauge(registry, "pending", "t.d")).isZero();
+      assertThat(gauge(registry, "oldest.pending.age.seconds", "t.g")).isBetween(119.0, 150.0);
+      assertThat(gauge(registry, "oldest.dead.age.seconds", "t.d")).isBetween(299.0, 330.0);
+
+      Sql.update(fx.dataSource, "DELETE FROM " + fx.table + " WHERE id = ?", due.id());
+      assertThat(gauge(registry, "due", "t.g"))
+          .as("a scrape within %s reads the cached backlog", MicrometerMetrics.STATS_TTL)
+          .isEqualTo(2);
+    }
+  }
+
+  private static double gauge(SimpleMeterRegistry r, String name, String type) {
+    return r.get("localmessage." + name).tag("biz_type", type).gauge().value();
+  }
+
+  private static io.localmessage.spi.Dialect dialect(EngineFixture fx) {
+    try (java.sql.Connection c = fx.dataSource.getConnection()) {
+      return io.localmessage.spi.Dialects.detect(c);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
     }
   }
 
