@@ -61,4 +61,40 @@ class OperatorActionsChecksTest {
       assertThat(lm.admin().audit(s.id())).as("nothing was audited").isEmpty();
     }
   }
+
+  @Test
+  void anOperatorNameAndAReasonAreTakenUpToTheirLimitAndRefusedOneCharacterPastIt() {
+    try (EngineFixture fx = new EngineFixture(ds)) {
+      LocalMessages lm = fx.build(fx.builder());
+      SaveResult a = fx.save(lm, NewMessage.action("t.a", "a").build());
+      SaveResult b = fx.save(lm, NewMessage.action("t.a", "b").build());
+      OperatorActions actions =
+          new OperatorActions(
+              ds, Dialects.detect(ds), Tables.of(fx.table, fx.table + "_inbox"), 100);
+      String name = "o".repeat(OperatorInput.MAX_OPERATOR);
+      String reason = "r".repeat(OperatorInput.MAX_REASON);
+      assertThatThrownBy(() -> actions.cancel(a.id(), name + "o", "why"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("operator must be a non-blank name of at most 128 characters");
+      assertThatThrownBy(() -> actions.cancel(a.id(), "ops", reason + "r"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("reason is 513 characters, longer than the limit 512");
+      assertThatThrownBy(() -> actions.setPaused("t.a ", true, "ops", "why"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("bizType");
+      assertThat(fx.count("status = 0")).as("nothing was cancelled").isEqualTo(2);
+
+      actions.cancel(a.id(), name, reason);
+      assertThat(lm.admin().audit(a.id()))
+          .singleElement()
+          .satisfies(
+              e -> {
+                assertThat(e.operator()).isEqualTo(name);
+                assertThat(e.reason()).isEqualTo(reason);
+              });
+      actions.setPaused("t.a", true, "ops", "maintenance");
+      assertThat(lm.admin().paused()).containsExactly("t.a");
+      assertThat(fx.count("id = ? AND status = 0", b.id())).isEqualTo(1);
+    }
+  }
 }
