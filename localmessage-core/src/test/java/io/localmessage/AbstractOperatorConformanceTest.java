@@ -433,4 +433,45 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
       st.executeUpdate("INSERT INTO " + fx.table + "_biz (id) VALUES ('" + id + "')");
     }
   }
+
+  @Test
+  void pauseAndResumeAreAuditedAsSuchAndACancelOfAFinishedMessageMovesNothing() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register("t.a", m -> {}, EngineFixture.config().build());
+    lm.admin().pause("t.a", "alice", "channel maintenance");
+    lm.admin().resume("t.a", "bob", "channel back");
+    List<String> audit = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT action, operator, reason, biz_type FROM "
+                    + fx.table
+                    + "_audit WHERE ticket_id IS NULL ORDER BY id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        audit.add(
+            rs.getString(1)
+                + " "
+                + rs.getString(2)
+                + " "
+                + rs.getString(3)
+                + " "
+                + rs.getString(4));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    assertThat(audit)
+        .containsExactly("PAUSE alice channel maintenance t.a", "RESUME bob channel back t.a");
+    assertThat(lm.admin().paused()).isEmpty();
+
+    SaveResult done = fx.save(lm, action("t.a", "k"));
+    Sql.update(ds, "UPDATE " + fx.table + " SET status = 1 WHERE id = ?", done.id());
+    assertThat(lm.admin().cancel(done.id(), "ops", "too late"))
+        .as("a SUCCEEDED message is not cancelled")
+        .isFalse();
+    assertThat(lm.admin().get(done.id()).orElseThrow().status()).isEqualTo(MessageStatus.SUCCEEDED);
+    assertThat(lm.admin().audit(done.id())).as("nothing happened, nothing audited").isEmpty();
+    assertThat(lm.admin().cancel(Long.MAX_VALUE, "ops", "no such message")).isFalse();
+  }
 }
