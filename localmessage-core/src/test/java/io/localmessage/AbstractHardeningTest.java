@@ -360,13 +360,15 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
         .until(() -> fx.count("idem_key LIKE 'good-%' AND last_error = 'busy, try later'") == 2);
   }
 
-  @Test
-  void aRowRefusedForItsErrorTextIsWrittenWithoutItAndItsBatchNeighboursAsTheyAre() {
+  /**
+   * An engine whose write-backs go through a data source that refuses what {@code refuse} picks.
+   */
+  private LocalMessages refusingEngine(
+      java.util.function.Predicate<Object> refuse, EngineFixture.Counting counting) {
     fx.build(fx.builder()).close(); // the tables, through the plain data source
-    EngineFixture.Counting counting = new EngineFixture.Counting();
     LocalMessages lm =
         fx.build(
-            fx.builder(io.localmessage.testing.Refusing.dataSource(ds, "poison"))
+            fx.builder(io.localmessage.testing.Refusing.dataSource(ds, refuse))
                 .autoCreateSchema(false)
                 .listener(counting));
     lm.registerBatch(
@@ -380,6 +382,17 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
           return out;
         },
         EngineFixture.config().batchSize(10).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    return lm;
+  }
+
+  private static boolean poisoned(Object v) {
+    return v instanceof String t && t.contains("poison");
+  }
+
+  @Test
+  void aRowRefusedForItsErrorTextIsWrittenWithoutItAndItsBatchNeighboursAsTheyAre() {
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm = refusingEngine(AbstractHardeningTest::poisoned, counting);
     fx.save(lm, action("t.batch", "good-1"));
     fx.save(lm, action("t.batch", "bad"));
     fx.save(lm, action("t.batch", "good-2"));
@@ -403,30 +416,14 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
 
   @Test
   void aRowRefusedEvenWithoutItsErrorTextIsDroppedAndCountedAndItsNeighboursWritten() {
-    fx.build(fx.builder()).close();
     EngineFixture.Counting counting = new EngineFixture.Counting();
-    // no row is refused before the handler names one
-    java.util.concurrent.atomic.AtomicLong refusedId =
-        new java.util.concurrent.atomic.AtomicLong(-1);
+    // the replacement text is refused as well: only the bad row is ever written with it
     LocalMessages lm =
-        fx.build(
-            fx.builder(
-                    io.localmessage.testing.Refusing.dataSource(
-                        ds, v -> v instanceof Number n && n.longValue() == refusedId.get()))
-                .autoCreateSchema(false)
-                .listener(counting));
-    lm.registerBatch(
-        "t.batch",
-        batch -> {
-          // from now on every statement that names the bad row is refused: its write-back
-          batch.stream().filter(m -> m.idemKey().equals("bad")).forEach(m -> refusedId.set(m.id()));
-          List<Outcome> out = new ArrayList<>();
-          for (Message m : batch) {
-            out.add(Outcome.retry("busy, later"));
-          }
-          return out;
-        },
-        EngineFixture.config().batchSize(10).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+        refusingEngine(
+            v ->
+                poisoned(v)
+                    || (v instanceof String t && t.startsWith("(the error text of this outcome")),
+            counting);
     fx.save(lm, action("t.batch", "good-1"));
     SaveResult bad = fx.save(lm, action("t.batch", "bad"));
     fx.save(lm, action("t.batch", "good-2"));

@@ -21,12 +21,7 @@ import javax.sql.DataSource;
 public final class Refusing {
   private Refusing() {}
 
-  /** Refuses statements with a string parameter that contains {@code poison}. */
-  public static DataSource dataSource(DataSource target, String poison) {
-    return dataSource(target, v -> v instanceof String t && t.contains(poison));
-  }
-
-  /** Refuses statements with a parameter for which {@code refuse} holds. */
+  /** Refuses statements with a parameter for which {@code poison} holds. */
   public static DataSource dataSource(
       DataSource target, java.util.function.Predicate<Object> poison) {
     return proxy(
