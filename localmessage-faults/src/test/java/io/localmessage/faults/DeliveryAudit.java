@@ -264,9 +264,7 @@ final class DeliveryAudit {
     }
     for (Claim c : claims) {
       r.claims++;
-      // a claim takes only a due ticket by the database clock: a lease end later than the claim
-      // (beyond the millisecond rounding of the log) means a live lease was ignored
-      if (c.oldLeaseEnd() > c.at() + 5) {
+      if (ofLiveLease(c)) {
         r.claimsOfLiveLease++;
         r.sample("claim of a live lease: " + c);
       }
@@ -291,6 +289,15 @@ final class DeliveryAudit {
                 + " WHERE idem_key LIKE 'poison-%' AND status = 2 AND last_error IS NOT NULL"
                 + " AND last_error <> ''");
     return r;
+  }
+
+  /**
+   * Whether a claim took a ticket whose lease had not ended. A claim takes only a due ticket by the
+   * clock of its own statement, which the log records: a lease end later than that (beyond the
+   * millisecond rounding of the columns) means a live lease was ignored.
+   */
+  static boolean ofLiveLease(Claim c) {
+    return c.oldLeaseEnd() > c.at() + 5;
   }
 
   /**
@@ -445,7 +452,7 @@ final class DeliveryAudit {
     return out;
   }
 
-  private static List<Claim> loadClaims(DataSource tickets) {
+  static List<Claim> loadClaims(DataSource tickets) {
     List<Claim> out = new ArrayList<>();
     query(
         tickets,

@@ -1056,15 +1056,23 @@ final class FaultRun {
             + " deliveries BIGINT, inbox_duplicates BIGINT, lease_reclaims BIGINT,"
             + " cas_conflicts BIGINT, expired BIGINT, fenced BIGINT, write_back_dropped BIGINT,"
             + " lease_renewed BIGINT)");
-    createClaimLog();
+    createClaimLog(tickets, ticketsDb);
   }
 
   /**
-   * Every claim of a ticket, logged by a trigger on the ticket table (a claim is the one update
-   * that bumps the version and sets a lease owner): who held it before, whether its lease was still
-   * live by the database clock, and the attempts before and after.
+   * Every claim of a ticket of {@link FaultWorker#TABLE}, logged by a trigger on it (a claim is the
+   * one update that bumps the version, sets a lease owner and moves the lease end): who held it
+   * before, whether its lease was still live, and the attempts before and after.
+   *
+   * <p>The time logged is the clock the claim itself read: {@code statement_timestamp()} on
+   * PostgreSQL, not {@code now()}. {@code now()} is the transaction's start, taken when the
+   * driver's Parse message arrives; the claim's clock is read at Bind/Execute, after planning, so
+   * even an autocommit claim runs a few milliseconds after its {@code now()} (3.5 ms here on a
+   * quiet machine, more on a loaded one), and a lease that ended in between would look live. On
+   * MariaDB the two-statement claim takes its rows by the time of its SELECT and the trigger reads
+   * the later UPDATE's, which cannot make an ended lease look live.
    */
-  private void createClaimLog() throws SQLException {
+  static void createClaimLog(DataSource tickets, TestDatabase ticketsDb) throws SQLException {
     boolean maria = ticketsDb.kind() == TestDatabase.Kind.MARIADB;
     exec(
         tickets,
@@ -1108,7 +1116,7 @@ final class FaultRun {
               + String.format(
                   cols,
                   schema,
-                  "(EXTRACT(EPOCH FROM now()) * 1000)::bigint",
+                  "(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::bigint",
                   "(EXTRACT(EPOCH FROM OLD.next_retry_at) * 1000)::bigint")
               + "; END IF; RETURN NEW; END $$");
       exec(
