@@ -3,10 +3,10 @@ package io.localmessage.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.localmessage.LocalMessages;
-import io.localmessage.internal.dialect.BuiltInDialects;
 import io.localmessage.spi.ClaimRequest;
 import io.localmessage.spi.ClaimedRow;
 import io.localmessage.spi.Dialect;
+import io.localmessage.spi.Dialects;
 import io.localmessage.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -42,7 +42,7 @@ class ClaimLogTest {
       Dialect dialect;
       List<ClaimedRow> claimed;
       try (Connection c = ds.getConnection()) {
-        dialect = BuiltInDialects.detect(c);
+        dialect = Dialects.detect(c);
         c.setAutoCommit(false);
         try (Statement st = c.createStatement()) {
           // the transaction begins while the lease is live and claims 150 ms later, once it ended
