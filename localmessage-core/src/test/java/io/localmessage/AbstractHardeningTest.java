@@ -3,6 +3,7 @@ package io.localmessage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.localmessage.admin.MessageView;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
@@ -331,6 +332,60 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     assertThat(runs.get()).as("the success written late, not run again").isEqualTo(1);
     await().atMost(Duration.ofSeconds(3)).until(() -> !loop(lm, "writer").stuck());
     assertThat(loop(lm, "writer").lastSuccess()).isNotNull();
+  }
+
+  /**
+   * A close while the database is gone does not hang on the writer for the rest of the lease: it
+   * waits the write-back margin plus 5 s, then gives up on what is left, and a writer it gave up on
+   * writes nothing afterwards (the pool is the application's to close). The outcome is not lost:
+   * its message stays leased and runs again when the lease ends.
+   */
+  @Test
+  void closeDuringAnOutageGivesUpOnTheWriterAfterTheMarginAndWritesNothingLater() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder().autoCreateSchema(true)).close(); // the tables, before the outage
+    Duration margin = Duration.ofMillis(50);
+    LocalMessages lm =
+        fx.build(
+            fx.builder(outage)
+                .replicaId("closing")
+                .lease(Duration.ofSeconds(60))
+                .writeBackMargin(margin)
+                .autoCreateSchema(false)
+                .loopStuckAfter(Duration.ofMillis(500)));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register(
+        "t.once",
+        m -> {
+          runs.incrementAndGet();
+          outage.down.set(true);
+        },
+        EngineFixture.config().maxAttempts(3).build());
+    lm.start();
+    SaveResult s = fx.save(lm, action("t.once", "k"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() == 1);
+    await()
+        .atMost(Duration.ofSeconds(3))
+        .until(() -> String.valueOf(loop(lm, "writer").lastError()).contains("test outage"));
+    long t0 = System.nanoTime();
+    lm.close();
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
+    assertThat(took)
+        .as("close waits the margin plus 5 s for the writer, not the 60 s lease")
+        .isGreaterThanOrEqualTo(margin.plusSeconds(5))
+        .isLessThan(margin.plusSeconds(9));
+    outage.down.set(false);
+    // a writer that kept retrying would write the success within its 2 s retry step
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> fx.countAll() == 1);
+    MessageView left = fx.build(fx.builder()).admin().get(s.id()).orElseThrow();
+    assertThat(left.status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(left.leaseOwner())
+        .as("still leased: it runs again when the lease ends")
+        .isEqualTo("closing");
+    assertThat(left.attempts()).isEqualTo(1);
   }
 
   @Test
