@@ -277,8 +277,15 @@ public abstract class AbstractAsyncHandlerTest extends DatabaseTest {
     lm.start();
     // the handler's call, not only the claim: a claim whose call had not started is released
     await().atMost(Duration.ofSeconds(5)).until(() -> called.getCount() == 0);
+    long t0 = System.nanoTime();
     lm.close();
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
     assertThat(stage).isCancelled();
+    assertThat(took)
+        .as(
+            "close waits the shutdown timeout (200 ms) for the stage, but not the 1 s grace given"
+                + " to interrupted threads: no thread is inside and the stage is not interrupted")
+        .isLessThan(Duration.ofMillis(1_200));
     assertThat(
             fx.count("status = 0 AND attempts = 0 AND next_retry_at > " + EngineFixture.nowSql(ds)))
         .as("the lease kept, the attempt given back")

@@ -149,9 +149,17 @@ final class Executions {
 
   /** Waits until no execution is in flight or {@code timeout} passed; returns whether none is. */
   private boolean awaitIdle(Duration timeout) {
+    return awaitNone(timeout, e -> true);
+  }
+
+  /**
+   * Waits until no execution in flight matches {@code awaited} or {@code timeout} passed; returns
+   * whether none does.
+   */
+  private boolean awaitNone(Duration timeout, java.util.function.Predicate<Execution> awaited) {
     long deadline = System.nanoTime() + timeout.toNanos();
     synchronized (idle) {
-      while (!inFlight.isEmpty()) {
+      while (inFlight.stream().anyMatch(awaited)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -160,7 +168,7 @@ final class Executions {
           TimeUnit.NANOSECONDS.timedWait(idle, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
         } catch (InterruptedException ex) {
           Thread.currentThread().interrupt();
-          return inFlight.isEmpty();
+          return inFlight.stream().noneMatch(awaited);
         }
       }
       return true;
@@ -225,7 +233,9 @@ final class Executions {
       // a pending stage is not interrupted: cancelling it would make its message due at once
       // while its effect may still be under way; it is given up on below and keeps its lease
       inFlight.forEach(Execution::interruptForShutdown);
-      awaitIdle(SHUTDOWN_GRACE);
+      // the grace is for interrupted threads to leave; a pending stage was not interrupted and
+      // will not end for it, so close does not wait the grace for stages alone
+      awaitNone(SHUTDOWN_GRACE, e -> !e.pending());
     }
     renewal.shutdownNow();
     int kept = 0;
