@@ -292,6 +292,61 @@ public abstract class AbstractAsyncHandlerTest extends DatabaseTest {
         .isEqualTo(1);
   }
 
+  /**
+   * Another replica took the message over (as if this one had been frozen past its lease): the
+   * renewal finds it gone, the pending stage is asked to stop as a blocking handler would be
+   * interrupted, its slot goes back, and its outcome is dropped: the other replica's claim stands.
+   */
+  @Test
+  void aPendingStageWhoseMessageWasTakenOverIsCancelledAndItsSlotGoesBack() {
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .replicaId("a")
+                .concurrency(1)
+                .lease(Duration.ofMillis(1200))
+                .pollInterval(Duration.ofMillis(100))
+                .listener(counting));
+    Map<String, CompletableFuture<Void>> stages = new ConcurrentHashMap<>();
+    lm.registerAsync(
+        "t.f",
+        m -> {
+          CompletableFuture<Void> f = new CompletableFuture<>();
+          stages.put(m.idemKey(), f);
+          return f;
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(30)).build());
+    SaveResult s = fx.save(lm, action("t.f", "taken"));
+    lm.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> stages.containsKey("taken"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.renewed.get() >= 1);
+    io.localmessage.spi.Dialect d = io.localmessage.spi.Dialects.detect(ds);
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET version = version + 1, lease_owner = 'other', attempts = attempts + 1,"
+            + " next_retry_at = "
+            + d.plusMillis(d.now())
+            + " WHERE id = ?",
+        60_000L,
+        s.id());
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.fenced.get() == 1);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(stages.get("taken")).as("asked to stop").isCancelled());
+    // the one slot came back: a second message runs on this replica
+    fx.save(lm, action("t.f", "next"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> stages.containsKey("next"));
+    stages.get("next").complete(null);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fx.count("idem_key = 'next'") == 0);
+    MessageView taken = view(lm, s.id());
+    assertThat(taken.leaseOwner()).as("the other replica's claim stands").isEqualTo("other");
+    assertThat(taken.status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(counting.casConflicts.get()).as("dropped before any write-back").isZero();
+  }
+
   @Test
   void aPendingStageKeepsItsLeaseRenewedPastTheLeaseLength() {
     EngineFixture.Counting counting = new EngineFixture.Counting();
