@@ -234,6 +234,9 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     final DataSource target;
     final AtomicBoolean down = new AtomicBoolean();
 
+    /** Connections the write-behind thread asked for while the database was down. */
+    final AtomicInteger writerTries = new AtomicInteger();
+
     Outage(DataSource target) {
       this.target = target;
     }
@@ -241,6 +244,9 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     @Override
     public Connection getConnection() throws SQLException {
       if (down.get()) {
+        if (Thread.currentThread().getName().startsWith("lm-writer-")) {
+          writerTries.incrementAndGet();
+        }
         throw new SQLTransientConnectionException("database unreachable (test outage)", "08001");
       }
       return target.getConnection();
@@ -327,6 +333,10 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     // lease - margin
     await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4)).until(() -> true);
     outage.down.set(false);
+    // the retries back off, 50 ms doubling to 2 s (tries at 0, 0.05, 0.15, 0.35, 0.75, 1.55,
+    // 3.15, 5.15 s ...): about 7 in an outage of 3.5 to 6 s, neither hammering the database nor
+    // waiting out the lease
+    assertThat(outage.writerTries.get()).as("write-back tries during the outage").isBetween(5, 9);
 
     await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
     assertThat(runs.get()).as("the success written late, not run again").isEqualTo(1);
