@@ -249,6 +249,56 @@ public abstract class AbstractTracingTest extends DatabaseTest {
     }
   }
 
+  /**
+   * A shutdown ends every span it cuts short, each saying how: a blocking handler interrupted by it
+   * as {@code shutdown} (its attempt is given back), a pending stage it gave up on as {@code
+   * abandoned}. A span left open would never be exported.
+   */
+  @Test
+  void closeEndsTheSpansItCutsShortAsShutdownAndAbandoned() throws Exception {
+    CountDownLatch inside = new CountDownLatch(2);
+    CountDownLatch never = new CountDownLatch(1);
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .replicaId("closing")
+                .shutdownTimeout(Duration.ofMillis(200))
+                .tracing(TracePropagation.observation(tracing.registry)));
+    lm.register(
+        "order.ship",
+        m -> {
+          inside.countDown();
+          never.await(); // leaves when the shutdown interrupts it
+        },
+        EngineFixture.config().build());
+    lm.registerAsync(
+        "order.notify",
+        m -> {
+          inside.countDown();
+          return new java.util.concurrent.CompletableFuture<Void>();
+        },
+        EngineFixture.config().build());
+    lm.start();
+    saveInRequest(lm);
+    tracing.inRequest(
+        "POST /orders",
+        () -> lm.inTransaction(c -> lm.save(c, NewMessage.action("order.notify", "n-1").build())));
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    lm.close();
+
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                tracing.spans("handle order.ship").size() == 1
+                    && tracing.spans("handle order.notify").size() == 1);
+    SpanData interrupted = tracing.span("handle order.ship");
+    assertThat(interrupted.getAttributes().get(key("outcome"))).isEqualTo("shutdown");
+    assertThat(interrupted.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    SpanData givenUp = tracing.span("handle order.notify");
+    assertThat(givenUp.getAttributes().get(key("outcome"))).isEqualTo("abandoned");
+  }
+
   private void saveInRequest(LocalMessages lm, String key) {
     tracing.inRequest(
         "POST /orders",
