@@ -211,6 +211,15 @@ public abstract class AbstractAsyncHandlerTest extends DatabaseTest {
     assertThat(stages.get("hang")).as("asked to stop").isCancelled();
     assertThat(stages.get("slow-start")).as("expired as soon as it was returned").isCancelled();
     assertThat(view(lm, slow).attempts()).isEqualTo(1);
+    // a backoff that ends after the lease needs no waiting for the lease: the retry is at the
+    // backoff and the lease is released, as for a blocking handler's timeout
+    for (long id : new long[] {hang, slow}) {
+      MessageView v = view(lm, id);
+      assertThat(v.nextRetryAt())
+          .as("retry of %s", id)
+          .isAfter(v.updatedAt().plus(Duration.ofMinutes(59)));
+      assertThat(v.leaseOwner()).as("lease of %s", id).isNull();
+    }
   }
 
   @Test
