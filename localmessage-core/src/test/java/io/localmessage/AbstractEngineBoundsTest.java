@@ -161,6 +161,44 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     assertThat(t.lastError()).isEqualTo("interrupted by the shutdown of replica a");
   }
 
+  /**
+   * A close called on an interrupted thread (a container stopping its threads) does not sit out the
+   * shutdown timeout, keeps the caller's interrupt, and still stops the engine; the message whose
+   * handler was running is not lost: it runs again when its lease ends.
+   */
+  @Test
+  void anInterruptedCloseDoesNotWaitTheShutdownTimeoutAndKeepsTheInterrupt() throws Exception {
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    LocalMessages lm =
+        fx.build(fx.builder().replicaId("a").shutdownTimeout(Duration.ofSeconds(30)));
+    lm.register(
+        "t.a",
+        m -> {
+          inside.countDown();
+          never.await(); // leaves when interrupted
+        },
+        EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    lm.start();
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    long t0 = System.nanoTime();
+    boolean stillInterrupted;
+    Thread.currentThread().interrupt();
+    try {
+      lm.close();
+    } finally {
+      stillInterrupted = Thread.interrupted();
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
+    assertThat(stillInterrupted).as("the caller's interrupt is kept").isTrue();
+    assertThat(took).as("no wait for the 30 s shutdown timeout").isLessThan(Duration.ofSeconds(10));
+    assertThat(lm.health().running()).isFalse();
+    MessageView t = lm.admin().get(s.id()).orElseThrow();
+    assertThat(t.status()).as("not lost").isEqualTo(MessageStatus.PENDING);
+    assertThat(t.leaseOwner()).as("still leased: it runs again when the lease ends").isEqualTo("a");
+  }
+
   @Test
   void closeLetsAHandlerThatEndsInsideTheShutdownTimeoutFinishAndWriteItsSuccess()
       throws Exception {
