@@ -53,7 +53,14 @@ public abstract class AbstractAsyncHandlerTest extends DatabaseTest {
   @Test
   void thousandsOfPendingStagesHoldSlotsButNoThreads() {
     int n = 1_500;
-    LocalMessages lm = fx.build(fx.builder().replicaId("async").concurrency(n));
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .replicaId("async")
+                .concurrency(n)
+                .lease(Duration.ofSeconds(6))
+                .listener(counting));
     List<CompletableFuture<Void>> pending = new CopyOnWriteArrayList<>();
     lm.registerAsync(
         "t.a",
@@ -70,6 +77,13 @@ public abstract class AbstractAsyncHandlerTest extends DatabaseTest {
         .as("threads calling %s pending handlers", n)
         .isLessThanOrEqualTo(8);
     assertThat(fx.count("status = 0")).isEqualTo(n);
+    // their leases are renewed, more than a statement's 1,000 at a time
+    await().atMost(Duration.ofSeconds(20)).until(() -> counting.renewed.get() >= n);
+    assertThat(pending).as("no stage started twice").hasSize(n);
+    assertThat(lm.health().loops())
+        .filteredOn(l -> l.name().equals("renewer"))
+        .singleElement()
+        .satisfies(l -> assertThat(l.lastError()).as("renewer error").isNull());
     pending.forEach(f -> f.complete(null));
     await().atMost(Duration.ofSeconds(30)).until(() -> fx.countAll() == 0);
   }
