@@ -162,6 +162,48 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
   }
 
   /**
+   * A handler that leaves its thread interrupted (it restored an interrupt it caught, or was
+   * interrupted by its timeout) must not hand the interrupt on: not to the listener called with its
+   * outcome on the same thread, not to the next handler the worker runs, whose first blocking call
+   * would fail at once.
+   */
+  @Test
+  void anInterruptLeftByOneHandlerDoesNotReachTheListenerOrTheNextHandler() {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    EngineListener listener =
+        new EngineListener() {
+          @Override
+          public void delivered(
+              String bizType,
+              EngineListener.Result result,
+              int attempt,
+              Duration handlerTime,
+              Duration sinceCreated) {
+            seen.add("listener " + Thread.currentThread().getName() + " " + Thread.interrupted());
+          }
+        };
+    LocalMessages lm = fx.build(fx.builder().replicaId("one").concurrency(1).listener(listener));
+    lm.register(
+        "t.a",
+        m -> {
+          seen.add(
+              m.idemKey() + " " + Thread.currentThread().getName() + " " + Thread.interrupted());
+          Thread.currentThread().interrupt(); // leaves with the flag set
+        },
+        EngineFixture.config().build());
+    for (int i = 0; i < 3; i++) {
+      fx.save(lm, action("t.a", "k" + i));
+    }
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+    await().atMost(Duration.ofSeconds(5)).until(() -> seen.size() == 6);
+    String worker = seen.get(0).split(" ")[1];
+    assertThat(seen)
+        .as("one worker thread ran every handler and listener call, never interrupted on entry")
+        .allSatisfy(s -> assertThat(s).endsWith(" " + worker + " false"));
+  }
+
+  /**
    * A close called on an interrupted thread (a container stopping its threads) does not sit out the
    * shutdown timeout, keeps the caller's interrupt, and still stops the engine; the message whose
    * handler was running is not lost: it runs again when its lease ends.
