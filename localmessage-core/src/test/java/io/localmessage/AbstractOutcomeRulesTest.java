@@ -268,7 +268,7 @@ public abstract class AbstractOutcomeRulesTest extends DatabaseTest {
   @Test
   void aBatchHandlerThatReturnsFewerOutcomesOrNoneRetriesTheMessagesWithoutOne() {
     EngineFixture.Counting counting = new EngineFixture.Counting();
-    LocalMessages lm = fx.build(fx.builder().listener(counting).concurrency(6));
+    LocalMessages lm = fx.build(fx.builder().listener(counting).concurrency(9));
     lm.registerBatch(
         "t.short",
         batch -> List.of(Outcome.success()),
@@ -277,10 +277,19 @@ public abstract class AbstractOutcomeRulesTest extends DatabaseTest {
         "t.none",
         batch -> null,
         EngineFixture.config().batchSize(3).backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    lm.registerBatch(
+        "t.holey",
+        batch -> java.util.Arrays.asList(Outcome.success(), null, Outcome.success()),
+        EngineFixture.config().batchSize(3).backoff(Backoff.fixed(Duration.ofHours(1))).build());
     fx.saveMany(lm, "t.short", 3, null);
     fx.saveMany(lm, "t.none", 3, null);
+    fx.saveMany(lm, "t.holey", 3, null);
 
-    assertThat(lm.runOnce()).isEqualTo(6);
+    assertThat(lm.runOnce()).isEqualTo(9);
+    assertThat(fx.count("biz_type = ?", "t.holey"))
+        .as("a null in the list is no outcome, its neighbours stand")
+        .isEqualTo(1);
+    assertThat(fx.count("biz_type = ? AND idem_key = ?", "t.holey", "k-1")).isEqualTo(1);
     assertThat(fx.count("biz_type = ?", "t.short")).as("the first succeeded").isEqualTo(2);
     assertThat(fx.count("biz_type = ? AND idem_key = ?", "t.short", "k-0")).isZero();
     assertThat(fx.count("biz_type = ?", "t.none")).isEqualTo(3);
@@ -288,10 +297,10 @@ public abstract class AbstractOutcomeRulesTest extends DatabaseTest {
             fx.count(
                 "status = 0 AND attempts = 1 AND last_error = ?",
                 "batch handler returned no outcome"))
-        .as("two without an outcome in the short list, three in the missing one")
-        .isEqualTo(5);
-    assertThat(counting.count(Result.SUCCESS)).isEqualTo(1);
-    assertThat(counting.count(Result.RETRY)).isEqualTo(5);
+        .as("two without an outcome in the short list, three in the missing one, one null")
+        .isEqualTo(6);
+    assertThat(counting.count(Result.SUCCESS)).isEqualTo(3);
+    assertThat(counting.count(Result.RETRY)).isEqualTo(6);
   }
 
   @Test
