@@ -5,6 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.StatementLog;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -42,6 +45,70 @@ public abstract class AbstractWakeUpTest extends DatabaseTest {
     await().atMost(Duration.ofSeconds(3)).until(() -> calls.size() == 2);
     long gapMillis = (calls.get(1) - calls.get(0)) / 1_000_000;
     assertThat(gapMillis).isBetween(150L, 2_000L);
+  }
+
+  /**
+   * The poller's round trips follow the work, not a busy loop: an idle engine claims once per poll
+   * interval; a round that found messages comes back at a tenth of it (here 20 ms) and then doubles
+   * back to the interval. Over 1.5 s of quiet after one message with a 200 ms interval that is
+   * about a dozen claims, where a loop that forgot to wait or to double makes hundreds.
+   */
+  @Test
+  void anIdleEngineClaimsAboutOncePerPollIntervalAndBacksOffAfterWork() {
+    StatementLog log = new StatementLog(ds);
+    fx.build(fx.builder()).close(); // the tables
+    LocalMessages lm =
+        fx.build(
+            fx.builder(log.dataSource())
+                .autoCreateSchema(false)
+                .replicaId("idle")
+                .wakeUps(false)
+                .pollInterval(Duration.ofMillis(200)));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register("t.idle", m -> runs.incrementAndGet(), EngineFixture.config().build());
+    fx.save(lm, action("t.idle", "k"));
+    lm.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() == 1);
+    long before = claims(log);
+    long cpuBefore = cpuNanos("lm-poller-idle");
+    await().pollDelay(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(3)).until(() -> true);
+    long quiet = claims(log) - before;
+    // 20, 40, 80, 160 ms, then every 200 ms: about 10 in 1.5 s (a loaded machine makes fewer)
+    assertThat(quiet).as("claims in 1.5 s of quiet").isBetween(3L, 16L);
+    // and between claims it waits: a loop that spins without claiming burns the CPU instead
+    assertThat(Duration.ofNanos(cpuNanos("lm-poller-idle") - cpuBefore))
+        .as("the poller's CPU time in 1.5 s of quiet")
+        .isLessThan(Duration.ofMillis(400));
+  }
+
+  private static long cpuNanos(String threadName) {
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    long id =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals(threadName))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no thread " + threadName))
+            .getId();
+    return mx.getThreadCpuTime(id);
+  }
+
+  /**
+   * A claim that fills every slot is followed by the next one as soon as slots come back, not at
+   * the next poll: with a 10 s poll interval and 10 slots, 200 quick messages are done in seconds.
+   */
+  @Test
+  void aBacklogIsWorkedOffClaimAfterFullClaimWithoutWaitingForThePollInterval() {
+    LocalMessages lm = fx.build(fx.builder().pollInterval(SLOW_POLL).concurrency(10));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register("t.backlog", m -> runs.incrementAndGet(), EngineFixture.config().build());
+    fx.saveMany(lm, "t.backlog", 200, null);
+    lm.start();
+    await().atMost(Duration.ofSeconds(8)).until(() -> runs.get() == 200);
+    await().atMost(Duration.ofSeconds(3)).until(() -> fx.countAll() == 0);
+  }
+
+  private static long claims(StatementLog log) {
+    return log.count("lm-poller-idle", sql -> sql.contains("SKIP LOCKED"));
   }
 
   /**
