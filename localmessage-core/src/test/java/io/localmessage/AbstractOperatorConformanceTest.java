@@ -259,12 +259,24 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     SaveResult s = fx.save(lm, action("t.a", "k"));
     lm.start();
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+    java.time.Instant before = Sql.instantNow(db, ds);
     assertThatThrownBy(() -> lm.admin().cancel(s.id(), "ops", "customer withdrew"))
         .isInstanceOf(MessageInFlightException.class)
         .isInstanceOf(LocalMessageException.class)
         .hasMessageContaining("message " + s.id())
         .hasMessageContaining("replica-7")
-        .hasMessageContaining("pause the type or wait for the outcome");
+        .hasMessageContaining("pause the type or wait for the outcome")
+        .satisfies(
+            e -> {
+              // what an operator tool shows without parsing the message: which message, held by
+              // whom, until when (the 5 s test lease, renewed meanwhile at most to now + 5 s)
+              MessageInFlightException refused = (MessageInFlightException) e;
+              assertThat(refused.messageId()).isEqualTo(s.id());
+              assertThat(refused.leaseOwner()).isEqualTo("replica-7");
+              assertThat(refused.leaseEnd())
+                  .isAfter(before)
+                  .isBeforeOrEqualTo(Sql.instantNow(db, ds).plus(Duration.ofSeconds(6)));
+            });
     assertThat(lm.admin().get(s.id()).orElseThrow().status()).isEqualTo(MessageStatus.PENDING);
     assertThat(lm.admin().audit(s.id())).isEmpty();
     release.countDown();

@@ -7,6 +7,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.localmessage.spi.TracePropagation.Hop;
 import io.localmessage.spi.TracePropagation.Scope;
 import io.localmessage.spi.TracePropagation.Span;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -157,6 +161,69 @@ class FailSafeTracingTest {
     TracePropagation defaults = new TracePropagation() {};
     assertThat(TracePropagation.failSafe(defaults).inject(HOP, new HashMap<>()))
         .isSameAs(Span.NOOP);
+    // an integration that calls a tracer directly ends the span it gets: never a null
+    assertThat(defaults.inject(HOP, new HashMap<>())).isSameAs(Span.NOOP);
     assertThat(defaults.restore(HOP, Map.of())).isSameAs(Span.NOOP);
+  }
+
+  @Test
+  void theFirstFailureOfATracerIsLoggedWithItsStepAndTheNextOnesWithinTheMinuteAreNot() {
+    for (String step : List.of("inject", "restore", "makeCurrent", "close", "end")) {
+      // a hop of its own per step, so the lines of this run are told apart from any other
+      Hop hop = new Hop("test.failsafe." + step, Hop.Kind.MESSAGE, step, Map.of(), Map.of());
+      TracePropagation t = TracePropagation.failSafe(new Recording(step, false, false));
+      List<String> logged =
+          loggedFailures(
+              hop,
+              () -> {
+                for (int i = 0; i < 3; i++) {
+                  Span s =
+                      step.equals("restore")
+                          ? t.restore(hop, new HashMap<>())
+                          : t.inject(hop, new HashMap<>());
+                  try (Scope scope = s.makeCurrent()) {
+                    assertThat(scope).isNotNull();
+                  }
+                  s.end("ok", null);
+                }
+              });
+      assertThat(logged).as(step).hasSize(1);
+      assertThat(logged.get(0)).as(step).contains("step=" + step + " ");
+    }
+  }
+
+  /**
+   * The {@code tracing_failed} lines logged for {@code hop} while {@code calls} ran. slf4j-simple,
+   * the tests' logger, writes to whatever {@code System.err} is at each call; what other threads
+   * write meanwhile still reaches the real stream.
+   */
+  private static List<String> loggedFailures(Hop hop, Runnable calls) {
+    PrintStream original = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    OutputStream both =
+        new OutputStream() {
+          @Override
+          public void write(int b) {
+            captured.write(b);
+            original.write(b);
+          }
+
+          @Override
+          public void write(byte[] b, int off, int len) {
+            captured.write(b, off, len);
+            original.write(b, off, len);
+          }
+        };
+    System.setErr(new PrintStream(both, true, StandardCharsets.UTF_8));
+    try {
+      calls.run();
+    } finally {
+      System.setErr(original);
+    }
+    return captured
+        .toString(StandardCharsets.UTF_8)
+        .lines()
+        .filter(l -> l.contains("event=tracing_failed") && l.contains("hop=" + hop.name() + " "))
+        .toList();
   }
 }
