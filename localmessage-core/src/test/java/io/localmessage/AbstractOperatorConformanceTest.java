@@ -374,6 +374,15 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
   }
 
   @Test
+  void anEmptyRequeueAndASearchOfAnEmptyTableFindNothingAndDoNotFail() {
+    // MySQL/MariaDB and PostgreSQL refuse an empty IN (): no statement may be built for no ids
+    LocalMessages lm = fx.build(fx.builder());
+    assertThat(lm.admin().findByIdemKey("k")).isEmpty();
+    assertThat(lm.admin().requeueDead(List.of(), "ops", "nothing to do")).isZero();
+    assertThat(lm.admin().requeueAllDead("t.a", "ops", "nothing to do")).isZero();
+  }
+
+  @Test
   void purgeWithoutATypeGoesTypeByTypeAndKeepsRecentAndPendingTickets() {
     LocalMessages lm = fx.build(fx.builder().purgeBatchSize(3));
     lm.register(
