@@ -115,6 +115,15 @@ class H2MessageQueueTest extends DatabaseTest {
   }
 
   @Test
+  void anEngineWithNoHandlerRegisteredYetRunsARoundThatDoesNothing() {
+    // a replica that only saves (its handlers live elsewhere) still runs its maintenance
+    LocalMessages lm = fx.build(fx.builder());
+    fx.save(lm, NewMessage.action("t.a", "a").build());
+    assertThat(lm.runOnce()).isZero();
+    assertThat(fx.count("status = 0 AND attempts = 0")).isEqualTo(1);
+  }
+
+  @Test
   void onAPoolThatHandsOutConnectionsWithoutAutocommitOutcomesAreWrittenForGood() {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(db.jdbcUrl());
