@@ -199,6 +199,23 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
   }
 
   @Test
+  void schemaCreateThroughAPoolWithoutAutocommitLeavesTablesEveryConnectionSees() {
+    com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+    config.setJdbcUrl(db.jdbcUrl());
+    config.setUsername(db.user());
+    config.setPassword(db.password());
+    config.setMaximumPoolSize(1);
+    config.setAutoCommit(false);
+    try (com.zaxxer.hikari.HikariDataSource manual =
+        new com.zaxxer.hikari.HikariDataSource(config)) {
+      // PostgreSQL's DDL is transactional: the pool would roll back an uncommitted create
+      Schema.create(manual, fx.table, fx.table + "_inbox");
+    }
+    assertThat(fx.countAll()).isZero();
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_inbox")).isZero();
+  }
+
+  @Test
   void longestKeysOfFourByteCharactersFitAndReadBackUnchanged() {
     LocalMessages lm = fx.build(fx.builder());
     String key = "\uD83D\uDE00".repeat(NewMessage.MAX_IDEM_KEY_LENGTH / 2);
@@ -371,6 +388,15 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     assertThat(
             Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_audit WHERE action = 'REQUEUE'"))
         .isEqualTo(2L * n);
+  }
+
+  @Test
+  void anEmptyRequeueAndASearchOfAnEmptyTableFindNothingAndDoNotFail() {
+    // MySQL/MariaDB and PostgreSQL refuse an empty IN (): no statement may be built for no ids
+    LocalMessages lm = fx.build(fx.builder());
+    assertThat(lm.admin().findByIdemKey("k")).isEmpty();
+    assertThat(lm.admin().requeueDead(List.of(), "ops", "nothing to do")).isZero();
+    assertThat(lm.admin().requeueAllDead("t.a", "ops", "nothing to do")).isZero();
   }
 
   @Test

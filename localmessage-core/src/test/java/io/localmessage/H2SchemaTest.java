@@ -87,6 +87,31 @@ class H2SchemaTest extends DatabaseTest {
         .isZero();
   }
 
+  @Test
+  void createMakesSchemaQualifiedTablesWhoseIndexesAreNamedAfterTheBareTableName()
+      throws Exception {
+    String schema = fx.table + "_s";
+    Sql.update(ds, "CREATE SCHEMA " + schema);
+    String table = schema + "." + fx.table;
+    Schema.create(ds, table, table + "_inbox");
+    // index names cannot carry the schema prefix; they are created in the table's schema
+    assertThat(
+            Sql.count(
+                ds,
+                "SELECT COUNT(*) FROM INFORMATION_SCHEMA.INDEXES WHERE TABLE_SCHEMA = ?"
+                    + " AND INDEX_NAME = ?",
+                schema.toUpperCase(java.util.Locale.ROOT),
+                ("ix_" + fx.table + "_due").toUpperCase(java.util.Locale.ROOT)))
+        .isEqualTo(1);
+    LocalMessages lm =
+        fx.build(fx.builder().table(table).inboxTable(table + "_inbox").autoCreateSchema(false));
+    lm.register("t.a", m -> {}, EngineFixture.config().build());
+    fx.save(lm, action("t.a", "k").build());
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + table)).isEqualTo(1);
+    assertThat(lm.runOnce()).isEqualTo(1);
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + table)).isZero();
+  }
+
   /** An engine built by {@code b} on the tables made beforehand saves and delivers a message. */
   private void assertDeliversOn(LocalMessagesBuilder b) {
     LocalMessages lm = fx.build(b);
