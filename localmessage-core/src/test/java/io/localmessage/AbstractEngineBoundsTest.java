@@ -238,7 +238,13 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     assertThat(lm.health().running()).isFalse();
     MessageView t = lm.admin().get(s.id()).orElseThrow();
     assertThat(t.status()).as("not lost").isEqualTo(MessageStatus.PENDING);
-    assertThat(t.leaseOwner()).as("still leased: it runs again when the lease ends").isEqualTo("a");
+    // close interrupts the handler and, not waiting, gives it up at once; the handler's thread
+    // may still win that race on a loaded machine and leave first, writing its shutdown outcome
+    if (t.leaseOwner() == null) {
+      assertThat(t.attempts()).as("left first: its attempt given back, due again").isZero();
+    } else {
+      assertThat(t.leaseOwner()).as("given up: it runs again when the lease ends").isEqualTo("a");
+    }
   }
 
   @Test
