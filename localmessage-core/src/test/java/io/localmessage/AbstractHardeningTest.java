@@ -713,6 +713,41 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
   }
 
   @Test
+  void runOnceReturnsWhenAFencedHandlerLeavesNotAfterItsTimeoutAndLease() {
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(fx.builder().replicaId("a").lease(Duration.ofMillis(1200)).listener(counting));
+    CountDownLatch started = new CountDownLatch(1);
+    lm.register(
+        "t.f",
+        m -> {
+          started.countDown();
+          try {
+            TimeUnit.SECONDS.sleep(20);
+          } catch (InterruptedException e) {
+            // fenced: leave at once
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(30)).build());
+    SaveResult s = fx.save(lm, action("t.f", "k"));
+    java.util.concurrent.CompletableFuture<Integer> once =
+        java.util.concurrent.CompletableFuture.supplyAsync(lm::runOnce);
+    await().atMost(Duration.ofSeconds(5)).until(() -> started.getCount() == 0);
+    // another replica took the ticket over (as if this one had been frozen past its lease)
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET version = version + 1, lease_owner = 'other', attempts = attempts + 1 WHERE id = ?",
+        s.id());
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.fenced.get() == 1);
+    // its outcome is dropped, and that is the end of it: runOnce does not wait out the 30 s
+    // handler timeout and the lease for a write-back that will never come
+    assertThat(once).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(1);
+    assertThat(fx.count("id = ? AND lease_owner = 'other' AND status = 0", s.id())).isEqualTo(1);
+  }
+
+  @Test
   void anOutageLongerThanTheLeaseDropsTheOutcomeCountedAndTheTicketRunsAgain() {
     Outage outage = new Outage(ds);
     fx.build(fx.builder()).close();
