@@ -234,6 +234,9 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     final DataSource target;
     final AtomicBoolean down = new AtomicBoolean();
 
+    /** Down for the write-behind thread only: claims still run, write-backs meet the outage. */
+    final AtomicBoolean downForTheWriter = new AtomicBoolean();
+
     /** Connections the write-behind thread asked for while the database was down. */
     final AtomicInteger writerTries = new AtomicInteger();
 
@@ -243,7 +246,8 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
 
     @Override
     public Connection getConnection() throws SQLException {
-      if (down.get()) {
+      boolean writer = Thread.currentThread().getName().startsWith("lm-writer-");
+      if (down.get() || (writer && downForTheWriter.get())) {
         if (Thread.currentThread().getName().startsWith("lm-writer-")) {
           writerTries.incrementAndGet();
         }
@@ -462,7 +466,13 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     fx.save(lm, action("t.batch", "bad"));
     fx.save(lm, action("t.batch", "good-2"));
 
+    long before = System.nanoTime();
     assertThat(lm.runOnce()).isEqualTo(3);
+    assertThat(Duration.ofNanos(System.nanoTime() - before))
+        .as(
+            "the outcome written without its text counts as written: runOnce does not wait out"
+                + " the 5 s lease for it")
+        .isLessThan(Duration.ofSeconds(4));
     assertThat(fx.count("idem_key LIKE 'good-%' AND attempts = 1 AND last_error = 'busy, later'"))
         .as("the neighbours of the refused row, written as they are")
         .isEqualTo(2);
@@ -558,6 +568,32 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> four.getCount() == 0);
     release.countDown();
+  }
+
+  @Test
+  void anUndecodableRowStillGoesDeadAfterAWriteBackOutageShorterThanTheLease() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder()).close(); // the tables, before the outage
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(outage)
+                .lease(Duration.ofSeconds(30))
+                .autoCreateSchema(false)
+                .listener(counting));
+    lm.register("t.p", m -> {}, EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.p", "poison"));
+    Sql.update(ds, "UPDATE " + fx.table + " SET headers = 'not json'");
+    outage.downForTheWriter.set(true);
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> outage.writerTries.get() >= 2);
+    outage.downForTheWriter.set(false);
+    // written within the lease, not dropped and left leased for 30 s
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> fx.count("id = ? AND status = 2", s.id()) == 1);
+    assertThat(lastError(s.id())).startsWith("cannot decode the message");
+    assertThat(counting.writeBackDropped.get()).isZero();
   }
 
   @Test
@@ -674,6 +710,41 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     // its outcome was dropped before any write-back: the other replica's claim stands
     assertThat(fx.count("id = ? AND lease_owner = 'other' AND status = 0", s.id())).isEqualTo(1);
     assertThat(counting.casConflicts.get()).isZero();
+  }
+
+  @Test
+  void runOnceReturnsWhenAFencedHandlerLeavesNotAfterItsTimeoutAndLease() {
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(fx.builder().replicaId("a").lease(Duration.ofMillis(1200)).listener(counting));
+    CountDownLatch started = new CountDownLatch(1);
+    lm.register(
+        "t.f",
+        m -> {
+          started.countDown();
+          try {
+            TimeUnit.SECONDS.sleep(20);
+          } catch (InterruptedException e) {
+            // fenced: leave at once
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(30)).build());
+    SaveResult s = fx.save(lm, action("t.f", "k"));
+    java.util.concurrent.CompletableFuture<Integer> once =
+        java.util.concurrent.CompletableFuture.supplyAsync(lm::runOnce);
+    await().atMost(Duration.ofSeconds(5)).until(() -> started.getCount() == 0);
+    // another replica took the ticket over (as if this one had been frozen past its lease)
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET version = version + 1, lease_owner = 'other', attempts = attempts + 1 WHERE id = ?",
+        s.id());
+    await().atMost(Duration.ofSeconds(5)).until(() -> counting.fenced.get() == 1);
+    // its outcome is dropped, and that is the end of it: runOnce does not wait out the 30 s
+    // handler timeout and the lease for a write-back that will never come
+    assertThat(once).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(1);
+    assertThat(fx.count("id = ? AND lease_owner = 'other' AND status = 0", s.id())).isEqualTo(1);
   }
 
   @Test

@@ -48,6 +48,30 @@ public abstract class AbstractWakeUpTest extends DatabaseTest {
   }
 
   /**
+   * Without database wake-ups the engine still knows when its own retries are due: a retry due in
+   * 300 ms runs then, not at the next round (6 s here, a tenth of the one-minute poll interval).
+   */
+  @Test
+  void aRetryDueSoonStartsWhenItIsDueWithWakeUpsOffAndAMinutePollInterval() {
+    LocalMessages lm = fx.build(fx.builder().pollInterval(Duration.ofMinutes(1)).wakeUps(false));
+    List<Long> calls = new CopyOnWriteArrayList<>();
+    lm.register(
+        "t.soon",
+        m -> {
+          calls.add(System.nanoTime());
+          if (calls.size() == 1) {
+            throw new RetryAfter(Duration.ofMillis(300), "not yet");
+          }
+        },
+        EngineFixture.config().build());
+    lm.inTransaction(c -> lm.save(c, action("t.soon", "k")));
+    lm.start(); // the first round runs at the start
+    await().atMost(Duration.ofSeconds(4)).until(() -> calls.size() == 2);
+    long gapMillis = (calls.get(1) - calls.get(0)) / 1_000_000;
+    assertThat(gapMillis).isBetween(300L, 4_000L);
+  }
+
+  /**
    * The poller's round trips follow the work, not a busy loop: an idle engine claims once per poll
    * interval; a round that found messages comes back at a tenth of it (here 20 ms) and then doubles
    * back to the interval. Over 1.5 s of quiet after one message with a 200 ms interval that is

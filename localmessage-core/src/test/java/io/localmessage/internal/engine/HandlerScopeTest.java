@@ -45,4 +45,16 @@ class HandlerScopeTest {
     assertThat(HandlerScope.traceId(Map.of("traceparent", "garbage"))).isNull();
     assertThat(HandlerScope.traceId(Map.of())).isNull();
   }
+
+  @Test
+  void aTraceIdThatIsNotLowerCaseHexOfSixteenOrThirtyTwoDigitsIsNoTraceId() {
+    // a log line with a made-up trace id would point at a trace that does not exist
+    assertThat(HandlerScope.traceId(Map.of("b3", "463ac35c9f6413az-e457b5a2e4d86bd1-1"))).isNull();
+    assertThat(HandlerScope.traceId(Map.of("b3", "463AC35C9F6413AD"))).isNull();
+    assertThat(HandlerScope.traceId(Map.of("X-B3-TraceId", "463ac35c9f6413a"))).isNull();
+    assertThat(
+            HandlerScope.traceId(
+                Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319g-b7ad6b7169203331-01")))
+        .isNull();
+  }
 }
