@@ -7,33 +7,25 @@ import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
 import io.localmessage.spi.Dialects;
+import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.TestDatabase;
 import java.util.List;
-import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * The operator actions check the operator and the reason themselves, whoever calls them: a tool
  * that reaches the store without the admin API gets the same refusals, and nothing is written.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class OperatorActionsChecksTest {
-  private TestDatabase db;
-  private DataSource ds;
-
-  @BeforeAll
-  void createDb() {
-    db = TestDatabase.create(TestDatabase.Kind.H2);
-    ds = db.dataSource(4);
+class OperatorActionsChecksTest extends DatabaseTest {
+  @Override
+  protected TestDatabase createDatabase() {
+    return TestDatabase.create(TestDatabase.Kind.H2);
   }
 
-  @AfterAll
-  void dropDb() {
-    db.close();
+  @Override
+  protected int poolSize() {
+    return 4;
   }
 
   @Test

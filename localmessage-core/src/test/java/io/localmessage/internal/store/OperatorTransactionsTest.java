@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.localmessage.StoreException;
+import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.Intercepting;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
@@ -17,11 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * The transaction every operator action runs in: all or nothing, committed whatever the pool's
@@ -29,21 +28,20 @@ import org.junit.jupiter.api.TestInstance;
  * the workers' claims; InnoDB may pick the operator as the victim) at most three times in all, and
  * the connection handed back as it was lent.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class OperatorTransactionsTest {
-  private TestDatabase db;
-  private DataSource ds;
-
-  @BeforeAll
-  void createDb() {
-    db = TestDatabase.create(TestDatabase.Kind.H2);
-    ds = db.dataSource(4);
-    Sql.update(ds, "CREATE TABLE probe (n INT NOT NULL)");
+class OperatorTransactionsTest extends DatabaseTest {
+  @Override
+  protected TestDatabase createDatabase() {
+    return TestDatabase.create(TestDatabase.Kind.H2);
   }
 
-  @AfterAll
-  void dropDb() {
-    db.close();
+  @Override
+  protected int poolSize() {
+    return 4;
+  }
+
+  @BeforeAll
+  void table() {
+    Sql.update(ds, "CREATE TABLE probe (n INT NOT NULL)");
   }
 
   @BeforeEach

@@ -4,16 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.localmessage.Schema;
+import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * How a schema script is cut into statements and which of them a rerun skips: {@code apply} runs on
@@ -21,21 +19,20 @@ import org.junit.jupiter.api.TestInstance;
  * has no {@code ADD COLUMN IF NOT EXISTS}, and a {@code MODIFY} rebuilds the table), while every
  * other statement, and an alter of a table that cannot be read, still runs.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class SchemaScriptsTest {
-  private TestDatabase db;
-  private DataSource ds;
-
-  @BeforeAll
-  void createDb() {
-    db = TestDatabase.create(TestDatabase.Kind.H2);
-    ds = db.dataSource(2);
-    Sql.update(ds, "CREATE TABLE shaped (a INTEGER NOT NULL, b VARCHAR(10))");
+class SchemaScriptsTest extends DatabaseTest {
+  @Override
+  protected TestDatabase createDatabase() {
+    return TestDatabase.create(TestDatabase.Kind.H2);
   }
 
-  @AfterAll
-  void dropDb() {
-    db.close();
+  @Override
+  protected int poolSize() {
+    return 2;
+  }
+
+  @BeforeAll
+  void table() {
+    Sql.update(ds, "CREATE TABLE shaped (a INTEGER NOT NULL, b VARCHAR(10))");
   }
 
   @Test
