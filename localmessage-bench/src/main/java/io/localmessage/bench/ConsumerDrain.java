@@ -210,7 +210,7 @@ final class ConsumerDrain {
       throws SQLException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (handled.sum() < n) {
-      if (System.nanoTime() > deadline) {
+      if (System.nanoTime() - deadline > 0) {
         throw new IllegalStateException(
             "consumer drain timed out after " + timeout + ": handled " + handled.sum());
       }
@@ -224,7 +224,7 @@ final class ConsumerDrain {
         if (rows >= n) {
           return queries;
         }
-        if (System.nanoTime() > deadline) {
+        if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException(
               "consumer drain timed out after " + timeout + ": " + rows + " of " + n + " rows");
         }

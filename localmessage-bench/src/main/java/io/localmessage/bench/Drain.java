@@ -71,11 +71,11 @@ final class Drain {
     long deadline = System.nanoTime() + timeout.toNanos();
     long nextTick = System.nanoTime();
     while (handled.sum() < n) {
-      if (System.nanoTime() >= nextTick) {
+      if (System.nanoTime() - nextTick >= 0) {
         meter.tick();
         nextTick = System.nanoTime() + TICK_NANOS;
       }
-      if (System.nanoTime() > deadline) {
+      if (System.nanoTime() - deadline > 0) {
         throw new IllegalStateException(
             "drain of " + table + " timed out after " + timeout + ": handled " + handled.sum());
       }
@@ -90,7 +90,7 @@ final class Drain {
         if (left == 0) {
           return queries;
         }
-        if (System.nanoTime() > deadline) {
+        if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException(
               "drain of " + table + " timed out after " + timeout + ": " + left + " rows left");
         }

@@ -310,11 +310,11 @@ final class IoDrain {
       for (int i = 1; i <= n; i++) {
         while (!permits.tryAcquire(Drain.TICK_NANOS, TimeUnit.NANOSECONDS)) {
           meter.tick();
-          if (System.nanoTime() > deadline) {
+          if (System.nanoTime() - deadline > 0) {
             throw new IllegalStateException("floor timed out after " + timeout);
           }
         }
-        if (System.nanoTime() >= nextTick) {
+        if (System.nanoTime() - nextTick >= 0) {
           meter.tick();
           nextTick = System.nanoTime() + Drain.TICK_NANOS;
         }
@@ -334,7 +334,7 @@ final class IoDrain {
       }
       while (handled.sum() + failed.sum() < n) {
         meter.tick();
-        if (System.nanoTime() > deadline) {
+        if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException("floor timed out after " + timeout);
         }
         TimeUnit.MILLISECONDS.sleep(1);

@@ -77,11 +77,11 @@ final class ProcessMeter implements Drain.Meter {
   private void settle() {
     long start = System.nanoTime();
     long deadline = start + SETTLE_MAX.toNanos();
-    long nextGc = 0;
+    long nextGc = start; // the first check collects at once
     long changed = start;
     int lastThreads = threads.getThreadCount();
     long lastFds = openFds();
-    while (System.nanoTime() < deadline
+    while (System.nanoTime() - deadline < 0
         && (lastThreads > idleThreads || lastFds > idleFds + SETTLE_FD_SLACK)) {
       long now = System.nanoTime();
       // something that stays (a driver's cleaner thread, a cached pool) must not cost every drain
@@ -89,7 +89,7 @@ final class ProcessMeter implements Drain.Meter {
       if (now - start > 4_000_000_000L && now - changed > 2_000_000_000L) {
         break;
       }
-      if (now >= nextGc) {
+      if (now - nextGc >= 0) {
         System.gc();
         nextGc = now + 1_000_000_000L;
       }
@@ -139,7 +139,7 @@ final class ProcessMeter implements Drain.Meter {
       liveHeap = Math.max(liveHeap, heapAfterLastGc());
     }
     long now = System.nanoTime();
-    if (now >= nextFd) {
+    if (now - nextFd >= 0) {
       fdPeak = Math.max(fdPeak, openFds());
       nextFd = now + FD_TICK_NANOS;
     }

@@ -69,7 +69,7 @@ public final class DepositDemo {
         pointsThread.start();
       }
       long start = System.nanoTime();
-      long lastPrint = 0;
+      long lastPrint = start; // the first progress line after a second
       Progress progress = new Progress(deposits, ledger, t0);
       boolean crashed = false;
       long intervalNanos = TimeUnit.SECONDS.toNanos(1) / Math.max(1, o.rate);
@@ -94,7 +94,7 @@ public final class DepositDemo {
         }
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.deadlineSeconds);
-      while (System.nanoTime() < deadline && !converged(deposits)) {
+      while (System.nanoTime() - deadline < 0 && !converged(deposits)) {
         if (!o.quiet) {
           out.println(progress.line());
         }

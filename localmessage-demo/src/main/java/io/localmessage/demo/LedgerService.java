@@ -183,7 +183,9 @@ final class LedgerService implements AutoCloseable {
    */
   void awaitReady(Duration max) throws InterruptedException {
     long deadline = System.nanoTime() + max.toNanos();
-    while (consumer != null && consumer.assignment().isEmpty() && System.nanoTime() < deadline) {
+    while (consumer != null
+        && consumer.assignment().isEmpty()
+        && System.nanoTime() - deadline < 0) {
       java.util.concurrent.TimeUnit.MILLISECONDS.sleep(20); // start-up wait of the demo
     }
   }

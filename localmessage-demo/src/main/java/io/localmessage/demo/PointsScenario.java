@@ -180,7 +180,7 @@ final class PointsScenario implements AutoCloseable {
 
   /** Waits until every order has points, or the deadline passes. */
   boolean awaitDone(long deadlineNanos) throws Exception {
-    while (System.nanoTime() < deadlineNanos) {
+    while (System.nanoTime() - deadlineNanos < 0) {
       if (pendingTickets() == 0) {
         return true;
       }

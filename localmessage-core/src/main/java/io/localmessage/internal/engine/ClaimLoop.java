@@ -6,7 +6,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,7 +31,11 @@ final class ClaimLoop {
   private final WakeUps wakeUps;
   private final LoopHealth health;
   private final long minIntervalNanos;
-  private final AtomicLong nextDueNanos = new AtomicLong(Long.MAX_VALUE);
+  // the earliest retry this replica wrote that is not claimed yet (a System.nanoTime() reading,
+  // meaningful only while hasDue); guarded by dueLock
+  private final Object dueLock = new Object();
+  private boolean hasDue;
+  private long dueNanos;
   private final ConcurrentLinkedQueue<Long> committed = new ConcurrentLinkedQueue<>();
   private volatile boolean wakeRequested;
   private volatile boolean running;
@@ -122,15 +125,44 @@ final class ClaimLoop {
     signal.signal();
   }
 
-  /** A message this replica knows of becomes due at {@code nanos}: claim then, not a tick later. */
+  /**
+   * A message this replica knows of becomes due at {@code nanos} (a {@code System.nanoTime()}
+   * reading): claim then, not a tick later.
+   */
   void dueAt(long nanos) {
-    long before = nextDueNanos.getAndAccumulate(nanos, Math::min);
-    if (nanos < before) {
-      signal.signal();
+    synchronized (dueLock) {
+      // readings are compared by their difference only: the clock's origin is arbitrary
+      if (hasDue && nanos - dueNanos >= 0) {
+        return;
+      }
+      hasDue = true;
+      dueNanos = nanos;
+    }
+    signal.signal();
+  }
+
+  /** Whether a known due time has been reached at {@code now}; forgets it when it has. */
+  private boolean takeDue(long now) {
+    synchronized (dueLock) {
+      if (hasDue && now - dueNanos >= 0) {
+        hasDue = false;
+        return true;
+      }
+      return false;
+    }
+  }
+
+  /** How long from {@code now} until the next known due time, at most {@code max}. */
+  private long untilDue(long now, long max) {
+    synchronized (dueLock) {
+      return hasDue ? Math.min(max, dueNanos - now) : max;
     }
   }
 
   private void pollLoop() {
+    // no general round yet: the first one runs at once, whatever System.nanoTime() reads (on a
+    // machine booted a minute ago it reads about 60 s; 0 is no time in the past)
+    boolean ranGeneral = false;
     long lastGeneral = 0;
     long interval = settings.pollInterval().toNanos();
     boolean lastFull = false;
@@ -147,24 +179,26 @@ final class ClaimLoop {
         }
         boolean slotsCameBack = slots.starved() && slots.available() > 0;
         long now = System.nanoTime();
-        long due = nextDueNanos.get();
-        boolean dueReached = due != Long.MAX_VALUE && now - due >= 0;
+        boolean dueReached = takeDue(now);
         boolean woken = wakeRequested;
         boolean full = false;
-        if (lastFull || slotsCameBack || woken || dueReached || now - lastGeneral >= interval) {
+        if (lastFull
+            || slotsCameBack
+            || woken
+            || dueReached
+            || !ranGeneral
+            || now - lastGeneral >= interval) {
           wakeRequested = false;
-          if (dueReached) {
-            nextDueNanos.compareAndSet(due, Long.MAX_VALUE);
-          }
           // a fair round at least every poll interval, and whenever something new may be due;
           // otherwise (a full claim asks for more) refill the types that filled their share
           boolean fair =
               woken
                   || dueReached
-                  || now - claimer.lastFairNanos() >= settings.pollInterval().toNanos()
+                  || claimer.fairRoundDue(now, settings.pollInterval().toNanos())
                   || !(lastFull || slotsCameBack);
           Claimer.Result r = claimer.claim(null, null, !fair);
           lastGeneral = now;
+          ranGeneral = true;
           full = r.full();
           slots.claimTook(claimer.lastClaimNanos());
           slots.starved(r.noFreeSlots() || r.full());
@@ -178,11 +212,7 @@ final class ClaimLoop {
         health.success();
         if (!full && committed.isEmpty()) {
           long after = System.nanoTime();
-          long wait = lastGeneral + interval - after;
-          long next = nextDueNanos.get();
-          if (next != Long.MAX_VALUE) {
-            wait = Math.min(wait, next - after);
-          }
+          long wait = untilDue(after, interval - (after - lastGeneral));
           if (wait > 0) {
             await(Duration.ofNanos(wait));
           }

@@ -38,10 +38,14 @@ final class Claimer {
   private final long leaseNanos;
   private final ReentrantLock lock = new ReentrantLock();
   private volatile Set<String> paused = Set.of();
+  // when the paused set was read (a System.nanoTime() reading, meaningful once pausedStale is
+  // false); a stale set is read again before the next claim
+  private volatile boolean pausedStale = true;
   private volatile long pausedReadAt;
   private volatile long lastClaimNanos;
   // when the last fair claim round ran (every type its share); between fair rounds, a round that
   // only refills after a full claim gives the free slots to the types that filled theirs
+  private volatile boolean ranFair;
   private volatile long lastFairNanos;
   private int rotation;
 
@@ -76,14 +80,17 @@ final class Claimer {
     return lastClaimNanos;
   }
 
-  /** When the last fair round ran (a {@code System.nanoTime()}). */
-  long lastFairNanos() {
-    return lastFairNanos;
+  /**
+   * Whether a fair round is due at {@code now}: none ran yet, or the last one ran at least {@code
+   * intervalNanos} before (readings of {@code System.nanoTime()} compared by their difference).
+   */
+  boolean fairRoundDue(long now, long intervalNanos) {
+    return !ranFair || now - lastFairNanos >= intervalNanos;
   }
 
   /** Forgets the cached paused set so the next claim reads it again. */
   void invalidatePaused() {
-    pausedReadAt = 0;
+    pausedStale = true;
   }
 
   /**
@@ -110,6 +117,7 @@ final class Claimer {
               && regs.stream().anyMatch(r -> r.filledLastClaim && !paused.contains(r.bizType));
       if (!onlyFilled && onlyIds == null) {
         lastFairNanos = System.nanoTime();
+        ranFair = true;
       }
       long active =
           regs.stream()
@@ -284,7 +292,9 @@ final class Claimer {
 
   private void refreshPausedIfStale() {
     long now = System.nanoTime();
-    if (pausedReadAt == 0 || now - pausedReadAt >= settings.pollInterval().toNanos()) {
+    if (pausedStale || now - pausedReadAt >= settings.pollInterval().toNanos()) {
+      // cleared before the read: an invalidation during the read makes the next claim read again
+      pausedStale = false;
       paused = pausedSource.get();
       pausedReadAt = now;
     }

@@ -83,6 +83,8 @@ final class Execution implements Runnable {
   private Thread thread; // guarded by this
   private volatile long startNanos;
   private volatile long deadlineNanos;
+  // set after deadlineNanos: a reader that sees it sees the deadline (no reading is a sentinel)
+  private volatile boolean deadlineSet;
 
   Execution(
       Registration registration,
@@ -114,6 +116,7 @@ final class Execution implements Runnable {
         thread = Thread.currentThread();
         startNanos = System.nanoTime();
         deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
+        deadlineSet = true;
       }
       // the handler runs in its message's trace and MDC; both are gone before the outcome moves on
       HandlerScope scope =
@@ -335,8 +338,7 @@ final class Execution implements Runnable {
 
   /** Whether the handler has run past its timeout at {@code now} (a {@code System.nanoTime()}). */
   boolean overdue(long now) {
-    long d = deadlineNanos;
-    return d != 0 && now - d >= 0;
+    return deadlineSet && now - deadlineNanos >= 0;
   }
 
   /**

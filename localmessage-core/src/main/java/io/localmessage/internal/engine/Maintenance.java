@@ -31,6 +31,8 @@ final class Maintenance {
   private final ScheduledThreadPoolExecutor thread;
   private final LoopHealth health;
   private volatile boolean running;
+  // System.nanoTime() readings of the last complete sweep and full sweep, meaningful once swept
+  private boolean swept;
   private long sweptAt;
   private long fullSweptAt;
 
@@ -87,7 +89,7 @@ final class Maintenance {
    */
   synchronized void maintain(boolean full) {
     long now = System.nanoTime();
-    boolean fullSweep = full || sweptAt == 0 || now - fullSweptAt >= FULL_SWEEP_INTERVAL.toNanos();
+    boolean fullSweep = full || !swept || now - fullSweptAt >= FULL_SWEEP_INTERVAL.toNanos();
     long since = sweptAt;
     MessageQueue.Sweep sweep =
         queue.expireExhausted(
@@ -102,6 +104,7 @@ final class Maintenance {
       // the next window starts here; after a limited sweep it keeps its start, so the candidates
       // left over are found next time
       sweptAt = now;
+      swept = true;
       if (fullSweep) {
         fullSweptAt = now;
       }

@@ -307,15 +307,11 @@ final class WriteBehind {
         log.warn("event=listener_failed error={}", e.toString());
       }
     }
-    long soonest = Long.MAX_VALUE;
-    for (WriteItem i : items) {
-      if (i.writeBack() instanceof WriteBack.Update u && u.makesDue()) {
-        soonest = Math.min(soonest, u.transition().delayMillis());
-      }
-    }
-    if (soonest != Long.MAX_VALUE) {
-      retryDueInMillis.accept(soonest);
-    }
+    items.stream()
+        .filter(i -> i.writeBack() instanceof WriteBack.Update u && u.makesDue())
+        .mapToLong(i -> ((WriteBack.Update) i.writeBack()).transition().delayMillis())
+        .min()
+        .ifPresent(retryDueInMillis::accept);
     items.forEach(i -> safeRun(i.onWritten()));
   }
 

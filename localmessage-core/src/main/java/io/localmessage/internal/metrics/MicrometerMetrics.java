@@ -28,6 +28,8 @@ public final class MicrometerMetrics implements EngineListener {
   private final Admin admin;
   private final Map<String, Boolean> gauged = new ConcurrentHashMap<>();
   private volatile List<TypeStats> stats = List.of();
+  // a System.nanoTime() reading of the last successful read, meaningful once read
+  private volatile boolean statsRead;
   private volatile long statsAt;
 
   private MicrometerMetrics(MeterRegistry registry, Admin admin) {
@@ -166,7 +168,7 @@ public final class MicrometerMetrics implements EngineListener {
   /** Reads the backlog when the cached one is stale; false when it cannot be read. */
   private boolean refresh() {
     long now = System.nanoTime();
-    if (statsAt == 0 || now - statsAt > STATS_TTL.toNanos()) {
+    if (!statsRead || now - statsAt > STATS_TTL.toNanos()) {
       List<TypeStats> read;
       try {
         read = admin.stats();
@@ -175,6 +177,7 @@ public final class MicrometerMetrics implements EngineListener {
       }
       stats = read;
       statsAt = now;
+      statsRead = true;
       for (TypeStats s : read) {
         gauges(s.bizType()); // a type first seen in the table gets its gauges
       }

@@ -60,14 +60,14 @@ public final class Topics {
     try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
       long deadline = System.nanoTime() + max.toNanos();
       List<PartitionInfo> parts = List.of();
-      while (parts.isEmpty() && System.nanoTime() < deadline) {
+      while (parts.isEmpty() && System.nanoTime() - deadline < 0) {
         parts = c.partitionsFor(topic, Duration.ofSeconds(5));
       }
       List<TopicPartition> tps =
           parts.stream().map(i -> new TopicPartition(topic, i.partition())).toList();
       c.assign(tps);
       c.seekToBeginning(tps);
-      while (System.nanoTime() < deadline) {
+      while (System.nanoTime() - deadline < 0) {
         var batch = c.poll(Duration.ofMillis(300));
         batch.forEach(out::add);
         if (out.size() >= atLeast && batch.isEmpty()) {
