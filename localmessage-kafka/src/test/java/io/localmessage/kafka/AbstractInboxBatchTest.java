@@ -198,7 +198,23 @@ public abstract class AbstractInboxBatchTest extends InboxTestBase {
 
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
     started(consumer("crash", topic).handler(ledgerWriter()).meterRegistry(meters));
-    await().atMost(90, TimeUnit.SECONDS).until(() -> committedSum("crash", topic) == n);
+    long takeOverStart = System.nanoTime();
+    try {
+      // the dead member's 6 s session, then 450 records: about 7 s here; the deadline only stops
+      // a hung take-over, and a miss says where it stood
+      await().atMost(90, TimeUnit.SECONDS).until(() -> committedSum("crash", topic) == n);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(
+          "no take-over within 90 s of the halt: "
+              + groupState("crash", topic)
+              + "; the halted consumer's log: target/crashing-consumer-"
+              + db.kind()
+              + ".log",
+          e);
+    }
+    System.out.printf(
+        "take-over after the halt: %d ms (%s)%n",
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - takeOverStart), db.kind());
     assertThat(ledgerRows()).isEqualTo(n);
     assertThat(ledgerDistinct()).isEqualTo(n);
     assertThat(count(meters, "duplicates")).isGreaterThanOrEqualTo(applied - committed);

@@ -179,6 +179,44 @@ abstract class InboxTestBase {
         .sum();
   }
 
+  /**
+   * What a take-over looks like right now, for the message of a test that waited too long for one:
+   * the group's state and members as the broker sees them, the committed offsets by partition and
+   * the ledger's rows.
+   */
+  String groupState(String group, String topic) {
+    StringBuilder sb = new StringBuilder("group ").append(group);
+    try (org.apache.kafka.clients.admin.Admin admin =
+        org.apache.kafka.clients.admin.Admin.create(
+            Map.of("bootstrap.servers", broker.bootstrapServers()))) {
+      var d =
+          admin
+              .describeConsumerGroups(List.of(group))
+              .describedGroups()
+              .get(group)
+              .get(10, TimeUnit.SECONDS);
+      sb.append(": state=").append(d.groupState()).append(" members=");
+      d.members()
+          .forEach(
+              m ->
+                  sb.append("[")
+                      .append(m.clientId())
+                      .append(" ")
+                      .append(m.host())
+                      .append(" ")
+                      .append(m.assignment().topicPartitions())
+                      .append("]"));
+    } catch (Exception e) {
+      sb.append(": not described (").append(e).append(")");
+    }
+    try {
+      sb.append("; committed=").append(Topics.committed(broker.bootstrapServers(), group, topic));
+    } catch (RuntimeException e) {
+      sb.append("; committed not read (").append(e).append(")");
+    }
+    return sb.append("; ledger rows=").append(ledgerRows()).toString();
+  }
+
   static double count(SimpleMeterRegistry r, String name) {
     var c = r.find("localmessage.inbox." + name).counter();
     return c == null ? 0 : c.count();
