@@ -60,6 +60,8 @@ class ArchitectureTest {
       Map.of(
           // the crash hook of the test kit
           "localmessage-test", Set.of("io.localmessage.internal.engine.Engines"),
+          // the one transaction runner: the idempotent endpoint's transactions (design 8.18)
+          "localmessage-http", Set.of("io.localmessage.internal.store.Transactions"),
           // the test of the properties' wiring reads the engine's settings; the alert rules' test
           // drives the meters of events a healthy engine cannot be made to produce
           "localmessage-spring-boot-starter/test",
@@ -77,6 +79,8 @@ class ArchitectureTest {
           "io.localmessage.internal.store.SchemaScripts",
           "io.localmessage.internal.store.Tables",
           "io.localmessage.internal.store.Retention",
+          // the one transaction runner: Inbox's transactions (design 8.18)
+          "io.localmessage.internal.store.Transactions",
           // TracePropagation.observation(registry): the optional Micrometer Observation binding
           "io.localmessage.internal.tracing.ObservationTracing");
 

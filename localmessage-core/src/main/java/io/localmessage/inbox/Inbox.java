@@ -5,6 +5,7 @@ import io.localmessage.StoreException;
 import io.localmessage.Texts;
 import io.localmessage.TransactionRequiredException;
 import io.localmessage.internal.store.Retention;
+import io.localmessage.internal.store.Transactions;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.Dialects;
 import java.sql.Connection;
@@ -49,6 +50,11 @@ public final class Inbox {
     Objects.requireNonNull(dataSource, "dataSource");
     LocalMessagesBuilder.checkTableName("inboxTable", table);
     return new Inbox(dataSource, dialect != null ? dialect : Dialects.detect(dataSource), table);
+  }
+
+  /** The dialect this inbox writes its rows with. */
+  public Dialect dialect() {
+    return dialect;
   }
 
   /** The work to apply once. */
@@ -97,28 +103,16 @@ public final class Inbox {
 
   /**
    * Opens a transaction on the inbox's data source, applies {@code work} once and commits. Returns
-   * true when it ran, false for a duplicate.
+   * true when it ran, false for a duplicate. The transaction ends in exactly one way: committed
+   * after the work returned, rolled back when it threw anything (errors included, which pass
+   * through unchanged; checked exceptions come wrapped in {@code LocalMessageException}). Work that
+   * caught an SQL error after which the database will not commit (any error on PostgreSQL, a
+   * deadlock everywhere) gets {@link io.localmessage.TransactionAbortedException}, never true: run
+   * a statement whose error is expected under a savepoint.
    */
   public boolean applyOnceInTransaction(String consumer, String messageId, Work work) {
-    try (Connection c = dataSource.getConnection()) {
-      boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        boolean applied = applyOnce(c, consumer, messageId, work);
-        c.commit();
-        return applied;
-      } catch (Exception e) {
-        c.rollback();
-        if (e instanceof RuntimeException re) {
-          throw re;
-        }
-        throw new io.localmessage.LocalMessageException("inbox work failed: " + e.getMessage(), e);
-      } finally {
-        c.setAutoCommit(auto);
-      }
-    } catch (SQLException e) {
-      throw new StoreException("inbox transaction failed: " + e.getMessage(), e);
-    }
+    return Transactions.run(
+        dataSource, dialect, "inbox work", c -> applyOnce(c, consumer, messageId, work));
   }
 
   /** Deletes rows older than {@code olderThan} in batches of 1,000: the end of their window. */

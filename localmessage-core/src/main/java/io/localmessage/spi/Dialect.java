@@ -234,6 +234,30 @@ public abstract class Dialect {
    */
   protected void beginShortTransaction(Connection c) throws SQLException {}
 
+  // ------------------------------------------------------------ the transaction boundary
+
+  /**
+   * Whether the database will not commit a transaction after {@code error} was raised inside it,
+   * even if the caller caught it and went on: then the library rolls back and reports {@code
+   * TransactionAbortedException} instead of a commit. The default: a deadlock or serialization
+   * failure (SQLSTATE class 40, MySQL/MariaDB code 1213), which rolls the whole transaction back on
+   * every database; other errors undo only their own statement. PostgreSQL answers true for every
+   * error: it aborts the transaction at any error until a rollback to a savepoint.
+   */
+  public boolean errorAbortsTransaction(SQLException error) {
+    String state = error.getSQLState();
+    return (state != null && state.startsWith("40")) || error.getErrorCode() == 1213;
+  }
+
+  /**
+   * Whether the transaction open on {@code c} is marked failed by the database, as far as the
+   * driver can tell without a round trip; false when it cannot tell. Checked before the library
+   * commits a transaction it opened around caller work, in addition to the errors it saw.
+   */
+  public boolean transactionFailed(Connection c) throws SQLException {
+    return false;
+  }
+
   /** Adds up JDBC batch counts; an unknown count is taken as one matched row. */
   protected static int sumCounts(int[] counts) {
     int n = 0;

@@ -6,13 +6,13 @@ import com.sun.net.httpserver.HttpHandler;
 import io.localmessage.PermanentFailure;
 import io.localmessage.Printable;
 import io.localmessage.http.internal.GroupCommit;
+import io.localmessage.internal.store.Transactions;
 import io.localmessage.spi.TracePropagation;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -286,26 +286,11 @@ public final class IdempotentEndpoint implements HttpHandler {
       return o.result();
     }
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        IdempotentReceiver.Result r =
-            receiver.receive(c, key, consumer, conn -> work.apply(conn, body, headers));
-        c.commit();
-        return r;
-      } catch (Exception e) {
-        try {
-          c.rollback();
-        } catch (SQLException re) {
-          e.addSuppressed(re);
-        }
-        throw e;
-      } finally {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException ignored) {
-          // a broken connection is discarded by the pool; the outcome is already decided
-        }
-      }
+      return Transactions.run(
+          c,
+          receiver.dialect(),
+          "request work",
+          conn -> receiver.receive(conn, key, consumer, w -> work.apply(w, body, headers)));
     }
   }
 
@@ -313,25 +298,11 @@ public final class IdempotentEndpoint implements HttpHandler {
   private List<IdempotentReceiver.Outcome> applyGroup(List<IdempotentReceiver.Request> requests)
       throws Exception {
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        List<IdempotentReceiver.Outcome> out = receiver.receiveAll(c, consumer, requests);
-        c.commit();
-        return out;
-      } catch (Exception e) {
-        try {
-          c.rollback();
-        } catch (SQLException re) {
-          e.addSuppressed(re);
-        }
-        throw e;
-      } finally {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException ignored) {
-          // a broken connection is discarded by the pool; the outcome is already decided
-        }
-      }
+      return Transactions.run(
+          c,
+          receiver.dialect(),
+          "group work",
+          conn -> receiver.receiveAll(conn, consumer, requests));
     }
   }
 

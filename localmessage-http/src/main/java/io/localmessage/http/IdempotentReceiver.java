@@ -1,6 +1,7 @@
 package io.localmessage.http;
 
 import io.localmessage.Texts;
+import io.localmessage.TransactionAbortedException;
 import io.localmessage.inbox.Inbox;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -76,6 +77,11 @@ public final class IdempotentReceiver {
     this.inbox = inbox;
   }
 
+  /** The dialect of the inbox: the transactions around its work are the library's. */
+  io.localmessage.spi.Dialect dialect() {
+    return inbox.dialect();
+  }
+
   /** A receiver on {@code inbox} (its table and dialect). */
   public static IdempotentReceiver create(Inbox inbox) {
     return new IdempotentReceiver(Objects.requireNonNull(inbox, "inbox"));
@@ -141,16 +147,34 @@ public final class IdempotentReceiver {
         continue;
       }
       Savepoint sp = connection.setSavepoint();
+      Result result;
       try {
-        Result result =
+        result =
             inbox.applyOnce(connection, consumer, r.idempotencyKey(), r.work())
                 ? Result.APPLIED
                 : Result.DUPLICATE;
-        connection.releaseSavepoint(sp);
-        out.add(new Outcome(result, null));
       } catch (Exception e) {
         connection.rollback(sp);
         out.add(new Outcome(null, e));
+        continue;
+      }
+      try {
+        connection.releaseSavepoint(sp);
+        out.add(new Outcome(result, null));
+      } catch (SQLException aborted) {
+        // the work caught an error after which the database will not commit (PostgreSQL): its
+        // request is undone, the others go on
+        connection.rollback(sp);
+        out.add(
+            new Outcome(
+                null,
+                new TransactionAbortedException(
+                    "the work of "
+                        + r.idempotencyKey()
+                        + " caught an SQL error after which the database would not commit; its"
+                        + " effect was rolled back. Run a statement whose error is expected under"
+                        + " a savepoint",
+                    aborted)));
       }
     }
     return out;

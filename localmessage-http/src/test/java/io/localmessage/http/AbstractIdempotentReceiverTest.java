@@ -51,6 +51,8 @@ abstract class AbstractIdempotentReceiverTest {
     server = LocalHttpServer.start(4);
     server.context("/points", points.endpoint());
     server.context("/small", points.endpoint().withMaxBodyBytes(10));
+    server.context("/swallowing", swallowing());
+    server.context("/swallowing-grouped", swallowing().withGroupCommit(8, 2));
     clientThreads = Executors.newFixedThreadPool(2, r -> new Thread(r, "test-client"));
     client = HttpClient.newBuilder().executor(clientThreads).build();
   }
@@ -369,5 +371,81 @@ abstract class AbstractIdempotentReceiverTest {
     }
     assertThat(pointsOf(3001)).isEqualTo(1);
     assertThat(inbox("order-3001")).isEqualTo(1);
+  }
+
+  // ------------------------------------------------------- the transaction's one ending
+
+  private static final String SWALLOW = "swallow";
+  private static final String ERROR = "error";
+
+  /**
+   * An endpoint whose work awards the points and then: for {@link #SWALLOW}, a statement that
+   * fails, its error caught (the "already booked" idiom without a savepoint); for {@link #ERROR},
+   * an {@link OutOfMemoryError} (a decoder trusting a corrupt length) after the effect.
+   */
+  private IdempotentEndpoint swallowing() {
+    IdempotentEndpoint.Work work =
+        (c, body, headers) -> {
+          String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+          String how = text.substring(0, text.indexOf(':'));
+          points.award(c, text.substring(how.length() + 1).getBytes());
+          if (how.equals(SWALLOW)) {
+            try (var ps = c.prepareStatement("INSERT INTO no_such_table VALUES (1)")) {
+              ps.executeUpdate();
+            } catch (java.sql.SQLException caught) {
+              // swallowed on purpose
+            }
+          } else if (how.equals(ERROR)) {
+            throw new OutOfMemoryError("test: a decoder trusted a corrupt length");
+          }
+        };
+    return IdempotentEndpoint.create(points.ds, points.receiver, PointsService.CONSUMER, work);
+  }
+
+  private boolean abortsOnAnyError() {
+    return db.kind() == TestDatabase.Kind.POSTGRESQL;
+  }
+
+  @Test
+  void anErrorTheWorkSwallowedIsNeverAnsweredAppliedForACommitThatDidNotHappen() throws Exception {
+    for (String path : List.of("/swallowing", "/swallowing-grouped")) {
+      long order = path.endsWith("grouped") ? 7002 : 7001;
+      String key = "sw-" + order;
+      HttpResponse<String> r = post(path, key, SWALLOW + ":" + PointsService.body(order, 5));
+      if (abortsOnAnyError()) {
+        // PostgreSQL would turn the commit into a rollback: the sender must try again
+        assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(500);
+        assertThat(pointsOf(order)).as(path).isZero();
+        assertThat(inbox(key)).as(path).isZero();
+        assertThat(post(path, key, "ok:" + PointsService.body(order, 5)).body())
+            .as(path)
+            .contains("applied");
+      } else {
+        // MariaDB undoes only the failed statement: the rest commits, as answered
+        assertThat(r.body()).as(path).contains("applied");
+      }
+      assertThat(pointsOf(order)).as(path).isEqualTo(1);
+      assertThat(inbox(key)).as(path).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anErrorInTheWorkRollsTheHalfDoneEffectBackAndTheRetryAppliesIt() throws Exception {
+    for (String path : List.of("/swallowing", "/swallowing-grouped")) {
+      long order = path.endsWith("grouped") ? 7012 : 7011;
+      String key = "err-" + order;
+      try {
+        HttpResponse<String> r = post(path, key, ERROR + ":" + PointsService.body(order, 5));
+        assertThat(r.statusCode()).as(path).isNotEqualTo(200);
+      } catch (java.io.IOException connectionClosed) {
+        // the server's handler died of the error: no answer is an answer the sender retries
+      }
+      assertThat(pointsOf(order)).as(path).isZero();
+      assertThat(inbox(key)).as(path).isZero();
+      assertThat(post(path, key, "ok:" + PointsService.body(order, 5)).body())
+          .as(path)
+          .contains("applied");
+      assertThat(pointsOf(order)).as(path).isEqualTo(1);
+    }
   }
 }

@@ -42,6 +42,18 @@ final class PostgresDialect extends Dialect {
     return "(" + base + " + ? * interval '1 millisecond')";
   }
 
+  /** PostgreSQL aborts the transaction at any error, until a rollback to a savepoint. */
+  @Override
+  public boolean errorAbortsTransaction(SQLException error) {
+    return true;
+  }
+
+  /** pgjdbc tracks the server's transaction status from every reply: no round trip. */
+  @Override
+  public boolean transactionFailed(Connection c) throws SQLException {
+    return PgTransactionState.failed(c);
+  }
+
   @Override
   public Instant readInstant(ResultSet rs, int column) throws SQLException {
     OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
