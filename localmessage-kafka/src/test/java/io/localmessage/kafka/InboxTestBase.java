@@ -169,11 +169,33 @@ abstract class InboxTestBase {
             value.getBytes(StandardCharsets.UTF_8));
     r.headers().add(RelayHeaders.EVENT_ID, id.getBytes(StandardCharsets.UTF_8));
     r.headers().add(RelayHeaders.BIZ_TYPE, TYPE.getBytes(StandardCharsets.UTF_8));
-    p.send(r);
+    p.send(
+        r,
+        (meta, error) -> {
+          if (error != null) {
+            SEND_FAILURES.merge(topic, id + ": " + error, (a, b) -> a + "; " + b);
+          }
+        });
+  }
+
+  /**
+   * Sends of the test's own producer that failed, by topic (each test's topics are its own): a
+   * record missing from the topic would make a test wait for a consumer that cannot reach it, so
+   * the waits on committed offsets fail at once with the cause.
+   */
+  private static final Map<String, String> SEND_FAILURES =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static void noSendFailed(String topic) {
+    String failed = SEND_FAILURES.get(topic);
+    if (failed != null) {
+      throw new AssertionError("the test's producer lost records of " + topic + ": " + failed);
+    }
   }
 
   /** The sum of the group's committed offsets of {@code topic}. */
   long committedSum(String group, String topic) {
+    noSendFailed(topic);
     return Topics.committed(broker.bootstrapServers(), group, topic).values().stream()
         .mapToLong(Long::longValue)
         .sum();

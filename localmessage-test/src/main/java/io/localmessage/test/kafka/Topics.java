@@ -33,13 +33,20 @@ public final class Topics {
     return producer(bootstrap, Map.of());
   }
 
-  /** A byte-array producer with {@code acks=all} and {@code extra} settings; close it. */
+  /**
+   * A byte-array producer with {@code acks=all}, one request in flight per connection, and {@code
+   * extra} settings; close it. One request in flight: an idempotent producer whose first batch of a
+   * partition meets a retriable error re-sends it before any later batch, so the broker never takes
+   * a later batch first and then refuses the retry for good (OutOfOrderSequenceException, records
+   * lost; seen under load right after a topic was created).
+   */
   public static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, ?> extra) {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
     p.putAll(extra);
     return new KafkaProducer<>(p);
   }
