@@ -60,7 +60,12 @@ public interface LocalMessages extends AutoCloseable {
   /**
    * Opens a transaction on the engine's data source, runs {@code work}, commits, then dispatches
    * the messages saved in it at once on this replica when slots are free (the poller remains the
-   * safety net). Rolls back and rethrows when {@code work} throws.
+   * safety net). Rolls back and rethrows when {@code work} throws anything, errors included
+   * (checked exceptions come wrapped in {@link LocalMessageException}). When the work caught an SQL
+   * error after which the database will not commit (any error on PostgreSQL, a deadlock
+   * everywhere), rolls back and throws {@link TransactionAbortedException}: run a statement whose
+   * error is expected under a savepoint. The work must not commit, roll back, close the connection
+   * or turn autocommit on: the library ends its transaction (design 8.18).
    */
   <T> T inTransaction(ConnectionCallback<T> work);
 

@@ -62,6 +62,11 @@ class ArchitectureTest {
           "localmessage-test", Set.of("io.localmessage.internal.engine.Engines"),
           // the one transaction runner: the idempotent endpoint's transactions (design 8.18)
           "localmessage-http", Set.of("io.localmessage.internal.store.Transactions"),
+          // and the inbox consumer's batch transactions, its handlers on the watched connection
+          "localmessage-kafka",
+              Set.of(
+                  "io.localmessage.internal.store.Transactions",
+                  "io.localmessage.internal.store.TransactionGuard"),
           // the test of the properties' wiring reads the engine's settings; the alert rules' test
           // drives the meters of events a healthy engine cannot be made to produce
           "localmessage-spring-boot-starter/test",
@@ -81,6 +86,8 @@ class ArchitectureTest {
           "io.localmessage.internal.store.Retention",
           // the one transaction runner: Inbox's transactions (design 8.18)
           "io.localmessage.internal.store.Transactions",
+          // the one classification of SQL errors (Dialect.errorAbortsTransaction)
+          "io.localmessage.internal.store.SqlErrors",
           // TracePropagation.observation(registry): the optional Micrometer Observation binding
           "io.localmessage.internal.tracing.ObservationTracing");
 

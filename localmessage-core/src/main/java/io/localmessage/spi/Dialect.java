@@ -2,6 +2,8 @@ package io.localmessage.spi;
 
 import io.localmessage.MessageStatus;
 import io.localmessage.internal.dialect.Codes;
+import io.localmessage.internal.store.SqlErrors;
+import io.localmessage.internal.store.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -118,33 +120,28 @@ public abstract class Dialect {
             + " lease_owner = CASE WHEN ? = 1 THEN lease_owner ELSE NULL END, updated_at = "
             + now()
             + " WHERE id = ? AND version = ? AND status = 0";
-    boolean auto = c.getAutoCommit();
-    beginShortTransaction(c);
-    c.setAutoCommit(false);
     // rows in id order: two write-backs lock them in the same order and cannot deadlock
     List<Transition> sorted = new java.util.ArrayList<>(transitions);
     sorted.sort(java.util.Comparator.comparingLong(Transition::id));
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      for (Transition t : sorted) {
-        ps.setInt(1, statusCode(t.status()));
-        ps.setInt(2, t.attemptsDelta());
-        ps.setInt(3, t.keepLease() ? 1 : 0);
-        ps.setLong(4, t.status() == MessageStatus.PENDING ? t.delayMillis() : 0L);
-        ps.setString(5, t.lastError());
-        ps.setInt(6, t.keepLease() ? 1 : 0);
-        ps.setLong(7, t.id());
-        ps.setLong(8, t.version());
-        ps.addBatch();
-      }
-      int matched = sumCounts(ps.executeBatch());
-      c.commit();
-      return matched;
-    } catch (SQLException | RuntimeException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(auto);
-    }
+    beginShortTransaction(c);
+    return Transactions.shortTransaction(
+        c,
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql)) {
+            for (Transition t : sorted) {
+              ps.setInt(1, statusCode(t.status()));
+              ps.setInt(2, t.attemptsDelta());
+              ps.setInt(3, t.keepLease() ? 1 : 0);
+              ps.setLong(4, t.status() == MessageStatus.PENDING ? t.delayMillis() : 0L);
+              ps.setString(5, t.lastError());
+              ps.setInt(6, t.keepLease() ? 1 : 0);
+              ps.setLong(7, t.id());
+              ps.setLong(8, t.version());
+              ps.addBatch();
+            }
+            return sumCounts(ps.executeBatch());
+          }
+        });
   }
 
   /**
@@ -166,58 +163,52 @@ public abstract class Dialect {
     if (wanted.isEmpty()) {
       return matched;
     }
-    boolean auto = c.getAutoCommit();
     beginShortTransaction(c);
-    c.setAutoCommit(false);
-    try {
-      String in = String.join(", ", java.util.Collections.nCopies(wanted.size(), "?"));
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "SELECT id, version FROM "
-                  + table
-                  + " WHERE id IN ("
-                  + in
-                  + ") AND status = 0 ORDER BY id FOR UPDATE")) {
-        int p = 1;
-        for (Long id : wanted.keySet()) {
-          ps.setLong(p++, id);
-        }
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            long id = rs.getLong(1);
-            if (wanted.get(id) == rs.getLong(2)) {
-              matched.add(id);
+    return Transactions.shortTransaction(
+        c,
+        tx -> {
+          String in = String.join(", ", java.util.Collections.nCopies(wanted.size(), "?"));
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT id, version FROM "
+                      + table
+                      + " WHERE id IN ("
+                      + in
+                      + ") AND status = 0 ORDER BY id FOR UPDATE")) {
+            int p = 1;
+            for (Long id : wanted.keySet()) {
+              ps.setLong(p++, id);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                long id = rs.getLong(1);
+                if (wanted.get(id) == rs.getLong(2)) {
+                  matched.add(id);
+                }
+              }
             }
           }
-        }
-      }
-      if (!matched.isEmpty()) {
-        String ok = String.join(", ", java.util.Collections.nCopies(matched.size(), "?"));
-        try (PreparedStatement ps =
-            c.prepareStatement(
-                "UPDATE "
-                    + table
-                    + " SET next_retry_at = "
-                    + plusMillis(now())
-                    + " WHERE id IN ("
-                    + ok
-                    + ") AND status = 0")) {
-          int p = 1;
-          ps.setLong(p++, leaseMillis);
-          for (Long id : matched) {
-            ps.setLong(p++, id);
+          if (!matched.isEmpty()) {
+            String ok = String.join(", ", java.util.Collections.nCopies(matched.size(), "?"));
+            try (PreparedStatement ps =
+                c.prepareStatement(
+                    "UPDATE "
+                        + table
+                        + " SET next_retry_at = "
+                        + plusMillis(now())
+                        + " WHERE id IN ("
+                        + ok
+                        + ") AND status = 0")) {
+              int p = 1;
+              ps.setLong(p++, leaseMillis);
+              for (Long id : matched) {
+                ps.setLong(p++, id);
+              }
+              ps.executeUpdate();
+            }
           }
-          ps.executeUpdate();
-        }
-      }
-      c.commit();
-      return matched;
-    } catch (SQLException | RuntimeException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(auto);
-    }
+          return matched;
+        });
   }
 
   /**
@@ -245,8 +236,7 @@ public abstract class Dialect {
    * error: it aborts the transaction at any error until a rollback to a savepoint.
    */
   public boolean errorAbortsTransaction(SQLException error) {
-    String state = error.getSQLState();
-    return (state != null && state.startsWith("40")) || error.getErrorCode() == 1213;
+    return SqlErrors.rolledBack(error);
   }
 
   /**

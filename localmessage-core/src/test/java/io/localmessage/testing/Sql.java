@@ -41,6 +41,13 @@ public final class Sql {
     }
   }
 
+  /** Runs one statement on {@code c} as it is (no commit): for work inside a transaction. */
+  public static int updateOn(Connection c, String sql) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      return ps.executeUpdate();
+    }
+  }
+
   public static String string(DataSource ds, String sql, Object... args) {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {

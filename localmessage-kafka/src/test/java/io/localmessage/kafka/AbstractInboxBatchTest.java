@@ -88,6 +88,81 @@ public abstract class AbstractInboxBatchTest extends InboxTestBase {
     }
   }
 
+  /** A new one-partition topic holding events {@code prefix + i}, amount {@code i}, i below n. */
+  private String backlog(String name, String prefix, int n) throws Exception {
+    String topic = Topics.unique(name);
+    broker.createTopic(topic, 1);
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      for (int i = 0; i < n; i++) {
+        sendAsync(p, topic, 0, "acct-1", prefix + i, Integer.toString(i));
+      }
+      p.flush();
+    }
+    return topic;
+  }
+
+  @Test
+  void aHandlerThatSwallowsAnSqlErrorNeverCommitsOffsetsForEffectsThatDidNotCommit()
+      throws Exception {
+    int n = 50;
+    String topic = backlog("swallow", "s", n);
+    Map<String, Integer> calls = new ConcurrentHashMap<>();
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    started(
+        consumer("swallow", topic)
+            .batchSize(500)
+            .maxAttempts(3)
+            .meterRegistry(meters)
+            .handler(
+                (record, c) -> {
+                  String id = Topics.header(record, RelayHeaders.EVENT_ID);
+                  insertLedger(c, id, record);
+                  // the last record: no later statement of the batch tells the handler
+                  if (id.equals("s" + (n - 1)) && calls.merge(id, 1, Integer::sum) == 1) {
+                    // "a duplicate means already booked", without a savepoint
+                    try (var ps = c.prepareStatement("INSERT INTO no_such_table VALUES (1)")) {
+                      ps.executeUpdate();
+                    } catch (java.sql.SQLException alreadyBooked) {
+                      // swallowed: PostgreSQL now rolls the whole transaction back at commit
+                    }
+                  }
+                }));
+
+    await().atMost(60, TimeUnit.SECONDS).until(() -> committedSum("swallow", topic) == n);
+    assertThat(ledgerRows()).as("every effect committed before its offset").isEqualTo(n);
+    assertThat(ledgerDistinct()).isEqualTo(n);
+    assertThat(inboxRows()).isEqualTo(n);
+    assertThat(deadRows()).isZero();
+    assertThat(count(meters, "failures"))
+        .as("the swallowed error fails its record once on PostgreSQL only")
+        .isEqualTo(postgres() ? 1 : 0);
+  }
+
+  @Test
+  void anErrorInAHandlerRollsTheBatchBackAndEveryRecordAppliesOnce() throws Exception {
+    int n = 5;
+    String topic = backlog("oom", "e", n);
+    Map<String, Integer> calls = new ConcurrentHashMap<>();
+    started(
+        consumer("oom", topic)
+            .batchSize(500)
+            .maxAttempts(3)
+            .handler(
+                (record, c) -> {
+                  String id = Topics.header(record, RelayHeaders.EVENT_ID);
+                  insertLedger(c, id, record); // the debit, written before the decoder fails
+                  if (id.equals("e2") && calls.merge(id, 1, Integer::sum) == 1) {
+                    throw new OutOfMemoryError("test: a decoder trusted a corrupt length");
+                  }
+                }));
+
+    await().atMost(60, TimeUnit.SECONDS).until(() -> committedSum("oom", topic) == n);
+    assertThat(ledgerRows()).isEqualTo(n);
+    assertThat(ledgerDistinct()).isEqualTo(n);
+    assertThat(inboxRows()).isEqualTo(n);
+    assertThat(deadRows()).isZero();
+  }
+
   @Test
   void theSameEventTwiceInOneBatchIsAppliedOnce() throws Exception {
     String topic = Topics.unique("batchdup");

@@ -1,5 +1,6 @@
 package io.localmessage.internal.dialect;
 
+import io.localmessage.internal.store.Transactions;
 import io.localmessage.spi.ClaimRequest;
 import io.localmessage.spi.ClaimedRow;
 import io.localmessage.spi.Dialect;
@@ -27,33 +28,28 @@ abstract class LockingSelectDialect extends Dialect {
   public List<ClaimedRow> claim(Connection c, String table, ClaimRequest request)
       throws SQLException {
     beginShortTransaction(c);
-    c.setAutoCommit(false);
-    try {
-      List<ClaimedRow> rows = new ArrayList<>();
-      for (ClaimRequest.TypeLimit type : request.types()) {
-        List<Long> only = request.onlyIds();
-        if (type.ordered()) {
-          only = heads(c, table, type, only);
-          if (only.isEmpty()) {
-            continue;
+    return Transactions.shortTransaction(
+        c,
+        tx -> {
+          List<ClaimedRow> rows = new ArrayList<>();
+          for (ClaimRequest.TypeLimit type : request.types()) {
+            List<Long> only = request.onlyIds();
+            if (type.ordered()) {
+              only = heads(c, table, type, only);
+              if (only.isEmpty()) {
+                continue;
+              }
+            }
+            List<ClaimedRow> due = selectDue(c, table, type, only);
+            if (!due.isEmpty()) {
+              markClaimed(c, table, due, request, type.maxAttempts());
+              for (ClaimedRow r : due) {
+                rows.add(r.maxAttempts() != 0 ? r : withMaxAttempts(r, type.maxAttempts()));
+              }
+            }
           }
-        }
-        List<ClaimedRow> due = selectDue(c, table, type, only);
-        if (!due.isEmpty()) {
-          markClaimed(c, table, due, request, type.maxAttempts());
-          for (ClaimedRow r : due) {
-            rows.add(r.maxAttempts() != 0 ? r : withMaxAttempts(r, type.maxAttempts()));
-          }
-        }
-      }
-      c.commit();
-      return rows;
-    } catch (SQLException | RuntimeException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(true);
-    }
+          return rows;
+        });
   }
 
   private List<ClaimedRow> selectDue(

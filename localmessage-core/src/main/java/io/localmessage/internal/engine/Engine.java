@@ -6,11 +6,9 @@ import io.localmessage.ConnectionCallback;
 import io.localmessage.EngineHealth;
 import io.localmessage.Handler;
 import io.localmessage.HandlerConfig;
-import io.localmessage.LocalMessageException;
 import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
 import io.localmessage.SaveResult;
-import io.localmessage.StoreException;
 import io.localmessage.admin.Admin;
 import io.localmessage.internal.store.MessageQueries;
 import io.localmessage.internal.store.MessageQueue;
@@ -18,11 +16,11 @@ import io.localmessage.internal.store.OperatorActions;
 import io.localmessage.internal.store.Retention;
 import io.localmessage.internal.store.SchemaScripts;
 import io.localmessage.internal.store.Tables;
+import io.localmessage.internal.store.Transactions;
 import io.localmessage.spi.Dialect;
 import io.localmessage.spi.Dialects;
 import io.localmessage.spi.EngineListener;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -254,37 +252,24 @@ final class Engine implements LocalMessages {
   @Override
   public <T> T inTransaction(ConnectionCallback<T> work) {
     Objects.requireNonNull(work, "work");
-    List<Long> ids;
-    T result;
-    try (Connection c = settings.dataSource().getConnection()) {
-      boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
-      Saves.TxScope outer = saves.open(c);
-      try {
-        result = work.doInTransaction(c);
-        c.commit();
-        ids = saves.savedInScope();
-      } catch (Exception | Error e) {
-        try {
-          c.rollback();
-        } catch (SQLException rollbackFailure) {
-          e.addSuppressed(rollbackFailure);
-        }
-        if (e instanceof RuntimeException re) {
-          throw re;
-        }
-        if (e instanceof Error err) {
-          throw err;
-        }
-        throw new LocalMessageException("transaction work failed: " + e.getMessage(), e);
-      } finally {
-        saves.close(outer);
-        c.setAutoCommit(auto);
-      }
-    } catch (SQLException e) {
-      throw new StoreException("transaction failed: " + e.getMessage(), e);
-    }
-    dispatchNow(ids);
+    List<List<Long>> saved = new ArrayList<>(1);
+    T result =
+        Transactions.run(
+            settings.dataSource(),
+            dialect,
+            "transaction work",
+            c -> {
+              Saves.TxScope outer = saves.open(c);
+              try {
+                T r = work.doInTransaction(c);
+                saved.add(saves.savedInScope());
+                return r;
+              } finally {
+                saves.close(outer);
+              }
+            });
+    // only after the commit: a message of a rolled-back transaction never starts
+    dispatchNow(saved.get(0));
     return result;
   }
 

@@ -1,6 +1,7 @@
 package io.localmessage.internal.engine;
 
 import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.internal.store.SqlErrors;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.spi.Transition;
 import java.time.Duration;

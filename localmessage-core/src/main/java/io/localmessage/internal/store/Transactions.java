@@ -34,6 +34,12 @@ public final class Transactions {
     T run(Connection c) throws Exception;
   }
 
+  /** The library's own statements: no caller code runs inside. */
+  @FunctionalInterface
+  public interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
   /**
    * Runs caller {@code work} in one transaction on a connection of {@code pool}. Unchecked
    * exceptions and errors of the work pass through unchanged, checked ones are wrapped in {@link
@@ -121,6 +127,45 @@ public final class Transactions {
               e);
       rollback(c, unknown);
       throw unknown;
+    }
+  }
+
+  /**
+   * Runs the library's own statements in one short transaction on {@code c} (autocommit mode),
+   * committing after they succeeded and rolling back on anything else.
+   */
+  public static <T> T shortTransaction(Connection c, SqlWork<T> work) throws SQLException {
+    boolean auto = c.getAutoCommit();
+    c.setAutoCommit(false);
+    T result;
+    try {
+      result = work.run(c);
+      c.commit();
+    } catch (Throwable t) {
+      if (rollback(c, t)) {
+        restoreAutoCommit(c, auto);
+      }
+      throw t;
+    }
+    restoreAutoCommit(c, auto);
+    return result;
+  }
+
+  /**
+   * Runs the library's own statements in one transaction on a connection of {@code pool}, retried
+   * up to twice on a transient failure that rolled the transaction back (a deadlock or
+   * serialization failure): operator actions lock a message row while workers claim and sweep
+   * around it, and the database may pick the operator as the victim.
+   */
+  public static <T> T retrying(DataSource pool, String what, SqlWork<T> work) {
+    for (int attempt = 1; ; attempt++) {
+      try (Connection c = pool.getConnection()) {
+        return shortTransaction(c, work);
+      } catch (SQLException e) {
+        if (!SqlErrors.rolledBack(e) || attempt >= 3) {
+          throw new StoreException(what + " failed: " + e.getMessage(), e);
+        }
+      }
     }
   }
 

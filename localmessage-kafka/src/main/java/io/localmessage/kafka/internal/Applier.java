@@ -1,6 +1,8 @@
 package io.localmessage.kafka.internal;
 
 import io.localmessage.Outcome;
+import io.localmessage.internal.store.TransactionGuard;
+import io.localmessage.internal.store.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -79,10 +81,9 @@ final class Applier {
       Connection c = connection;
       connection = null;
       if (c != null) {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException | RuntimeException ignored) {
-          // a broken connection: the pool finds out
+        // never by restoring autocommit alone: that would commit whatever is open
+        if (rollback(c)) {
+          Transactions.restoreAutoCommit(c, true);
         }
         closeQuietly(c);
       }
@@ -130,6 +131,23 @@ final class Applier {
       s.discard();
       return Result.infra("no connection: " + Outcome.describe(e));
     }
+    // the handlers work through a watched view: a caught error that leaves the transaction unable
+    // to commit fails that record instead of committing offsets for effects that were rolled back
+    TransactionGuard guard = new TransactionGuard(c, rows.dialect());
+    try {
+      return once(s, c, guard, records, budget, started);
+    } finally {
+      guard.finish();
+    }
+  }
+
+  private Result once(
+      Session s,
+      Connection c,
+      TransactionGuard guard,
+      List<ConsumerRecord<byte[], byte[]>> records,
+      boolean budget,
+      long started) {
     List<String> ids = new ArrayList<>(records.size());
     RecordSpans spans = RecordSpans.of(cfg.tracing(), cfg.name(), records.size());
     boolean[] applied = new boolean[records.size()];
@@ -164,11 +182,25 @@ final class Applier {
           spans.duplicate(k, records.get(k), ids.get(k));
           continue;
         }
+        String error = null;
         try (var current = spans.applying(k, records.get(k), ids.get(k))) {
-          cfg.handler().handle(records.get(k), c);
-          applied[k] = true;
-        } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
-          String error = Outcome.describe(e);
+          cfg.handler().handle(records.get(k), guard.connection());
+          String aborted = guard.abortReason();
+          if (aborted == null) {
+            applied[k] = true;
+          } else {
+            error =
+                "the handler returned, but "
+                    + aborted
+                    + "; its effects would not commit. Run a statement whose error is expected"
+                    + " under a savepoint";
+          }
+        } catch (Throwable e) {
+          // every Throwable, errors included: a decoder's OutOfMemoryError fails its record, it
+          // never reaches the session's close with the batch's transaction still open
+          error = Outcome.describe(e);
+        }
+        if (error != null) {
           spans.failed(k, error);
           spans.rolledBack();
           if (!rollback(c)) {

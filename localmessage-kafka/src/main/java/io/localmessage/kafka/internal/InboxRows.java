@@ -44,9 +44,11 @@ public final class InboxRows {
   private final String consumer;
   private final Kind kind;
   private final String now;
+  private final Dialect dialect;
 
   public InboxRows(Inbox inbox, Dialect dialect, String table, String consumer) {
     this.inbox = inbox;
+    this.dialect = dialect;
     this.table = table;
     this.consumer = consumer;
     this.now = dialect.now();
@@ -56,6 +58,11 @@ public final class InboxRows {
           case "mysql", "h2" -> Kind.MULTI_ROW;
           default -> Kind.ONE_BY_ONE;
         };
+  }
+
+  /** The dialect of the inbox's database. */
+  public Dialect dialect() {
+    return dialect;
   }
 
   /**

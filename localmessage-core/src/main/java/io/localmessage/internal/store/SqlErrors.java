@@ -1,12 +1,15 @@
-package io.localmessage.internal.engine;
+package io.localmessage.internal.store;
 
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
 
-/** Tells a database that is briefly unavailable from a statement it refuses. */
-final class SqlErrors {
+/**
+ * The library's one classification of SQL errors: a database that is briefly unavailable versus a
+ * statement it refuses, and an error that rolled the whole transaction back. Internal: not API.
+ */
+public final class SqlErrors {
   private SqlErrors() {}
 
   /**
@@ -15,7 +18,7 @@ final class SqlErrors {
    * starting. False for what the database refuses in the statement itself (bad data, constraint
    * violations) and for failures that are not SQL errors.
    */
-  static boolean isTransient(Throwable error) {
+  public static boolean isTransient(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
       if (t instanceof SQLTransientException
           || t instanceof SQLRecoverableException
@@ -39,5 +42,16 @@ final class SqlErrors {
       }
     }
     return false;
+  }
+
+  /**
+   * True when the database rolled the whole transaction back at this error, whatever the caller
+   * does next: a deadlock or serialization failure (SQLSTATE class 40, MySQL/MariaDB code 1213).
+   * Other errors undo at most their own statement on MySQL/MariaDB and H2; PostgreSQL aborts the
+   * transaction at any error (see {@code Dialect.errorAbortsTransaction}).
+   */
+  public static boolean rolledBack(SQLException e) {
+    String state = e.getSQLState();
+    return (state != null && state.startsWith("40")) || e.getErrorCode() == 1213;
   }
 }

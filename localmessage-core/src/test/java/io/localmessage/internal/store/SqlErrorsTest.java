@@ -1,4 +1,4 @@
-package io.localmessage.internal.engine;
+package io.localmessage.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
