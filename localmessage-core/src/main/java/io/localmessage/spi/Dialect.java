@@ -65,6 +65,24 @@ public abstract class Dialect {
         c, "SELECT id FROM " + table + " WHERE biz_type = ? AND idem_key = ?", bizType, idemKey);
   }
 
+  // ------------------------------------------------------------------ ordered saves (design 8.19)
+
+  /**
+   * Before a message of an ordered biz type is inserted: takes a lock on {@code (bizType,
+   * aggregateId)} that the caller's transaction holds until it commits or rolls back, so a second
+   * transaction saving to the same aggregate waits for the first to end and its message gets a
+   * later id than every message of the first. An aggregate's order is then the order its saves
+   * committed in, and a successor never becomes visible while an older message of its aggregate is
+   * still uncommitted. Called with the caller's connection inside its transaction, never for
+   * unordered types; a batch locks its aggregates in ascending order, so two batches cannot
+   * deadlock on them. Taking the same lock twice in one transaction must not wait.
+   *
+   * <p>PostgreSQL takes a transaction-scoped advisory lock. The default takes none: on H2 and
+   * MySQL/MariaDB overlapping saves of one aggregate are not yet ordered by commit (design 8.19).
+   */
+  public void lockAggregateForSave(Connection c, String table, String bizType, String aggregateId)
+      throws SQLException {}
+
   /** Runs {@code sql} (binding the biz type and key) and returns the first id, if any. */
   protected static OptionalLong firstId(Connection c, String sql, String bizType, String idemKey)
       throws SQLException {

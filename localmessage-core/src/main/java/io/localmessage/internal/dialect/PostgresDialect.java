@@ -73,6 +73,23 @@ final class PostgresDialect extends Dialect {
     }
   }
 
+  /**
+   * A transaction-scoped advisory lock on 64 bits of a SHA-256 of table, biz type and aggregate:
+   * nothing is written, it is released at commit or rollback, a second save of the aggregate waits
+   * for it (bounded by {@code lock_timeout}), and taking it twice in one transaction does not wait.
+   * A collision only makes two aggregates wait for each other, never breaks an order.
+   */
+  @Override
+  public void lockAggregateForSave(Connection c, String table, String bizType, String aggregateId)
+      throws SQLException {
+    long key = AggregateLockKey.of(table, bizType, aggregateId);
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)")) {
+      ps.setInt(1, (int) (key >>> 32));
+      ps.setInt(2, (int) key);
+      ps.executeQuery().close();
+    }
+  }
+
   @Override
   public boolean insertInboxIfAbsent(Connection c, String inbox, String consumer, String id)
       throws SQLException {

@@ -51,6 +51,15 @@ public final class MessageQueue {
   }
 
   /**
+   * Locks {@code (bizType, aggregateId)} of an ordered type until the caller's transaction ends
+   * (see {@link Dialect#lockAggregateForSave}).
+   */
+  public void lockAggregateForSave(Connection c, String bizType, String aggregateId)
+      throws SQLException {
+    dialect.lockAggregateForSave(c, table, bizType, aggregateId);
+  }
+
+  /**
    * The id of the message with this key, as the latest committed state (and the caller's own
    * writes) show it, whatever the age of the caller's snapshot.
    */
