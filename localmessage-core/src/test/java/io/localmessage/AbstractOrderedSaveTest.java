@@ -79,6 +79,16 @@ public abstract class AbstractOrderedSaveTest extends DatabaseTest {
     }
   }
 
+  /**
+   * An engine with 4 slots and ordered type {@code t.o}, whose handler works {@code work}; not
+   * started.
+   */
+  private LocalMessages orderedEngine(Runs runs, Duration work) {
+    LocalMessages lm = fx.build(fx.builder().concurrency(4));
+    lm.register("t.o", runs.handler(work), EngineFixture.config().ordered(true).build());
+    return lm;
+  }
+
   private static NewMessage ordered(String type, String key, String aggregate) {
     return NewMessage.action(type, key).aggregateId(aggregate).build();
   }
@@ -143,9 +153,7 @@ public abstract class AbstractOrderedSaveTest extends DatabaseTest {
   @Test
   void overlappingSavesOfOneAggregateRunInCommitOrderNeverSideBySide() throws Exception {
     Runs runs = new Runs();
-    LocalMessages lm = fx.build(fx.builder().concurrency(4));
-    lm.register(
-        "t.o", runs.handler(Duration.ofMillis(400)), EngineFixture.config().ordered(true).build());
+    LocalMessages lm = orderedEngine(runs, Duration.ofMillis(400));
     lm.start();
 
     AtomicLong t2Session = new AtomicLong();
@@ -171,9 +179,7 @@ public abstract class AbstractOrderedSaveTest extends DatabaseTest {
   @Test
   void aRolledBackSaveReleasesTheAggregateAndTheWaitingSaveRuns() throws Exception {
     Runs runs = new Runs();
-    LocalMessages lm = fx.build(fx.builder().concurrency(4));
-    lm.register(
-        "t.o", runs.handler(Duration.ofMillis(50)), EngineFixture.config().ordered(true).build());
+    LocalMessages lm = orderedEngine(runs, Duration.ofMillis(50));
     lm.start();
 
     AtomicLong t2Session = new AtomicLong();
@@ -196,9 +202,7 @@ public abstract class AbstractOrderedSaveTest extends DatabaseTest {
   @Test
   void batchSavesOfTheSameAggregatesInOppositeOrdersDoNotDeadlock() throws Exception {
     Runs runs = new Runs();
-    LocalMessages lm = fx.build(fx.builder().concurrency(4));
-    lm.register(
-        "t.o", runs.handler(Duration.ofMillis(10)), EngineFixture.config().ordered(true).build());
+    LocalMessages lm = orderedEngine(runs, Duration.ofMillis(10));
 
     AtomicLong t2Session = new AtomicLong();
     Future<List<SaveResult>> t2;
