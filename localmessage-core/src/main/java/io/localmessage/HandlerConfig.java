@@ -189,9 +189,9 @@ public final class HandlerConfig {
     /**
      * Whether messages of one aggregate run strictly one after another, in id order (default
      * false). A DEAD message blocks the rest of its aggregate until an operator requeues or cancels
-     * it. On PostgreSQL a save of an ordered type (or of a type this replica has not registered)
-     * locks its aggregate until the saving transaction ends, so id order is the order the saves
-     * committed in even when two transactions of one aggregate overlap (design 8.19).
+     * it. A save of an ordered type (or of a type this replica has not registered) locks its
+     * aggregate until the saving transaction ends, so id order is the order the saves committed in
+     * even when two transactions of one aggregate overlap (design 8.19).
      */
     public Builder ordered(boolean ordered) {
       this.ordered = ordered;

@@ -77,11 +77,48 @@ public abstract class Dialect {
    * unordered types; a batch locks its aggregates in ascending order, so two batches cannot
    * deadlock on them. Taking the same lock twice in one transaction must not wait.
    *
-   * <p>PostgreSQL takes a transaction-scoped advisory lock. The default takes none: on H2 and
-   * MySQL/MariaDB overlapping saves of one aggregate are not yet ordered by commit (design 8.19).
+   * <p>The default keeps one row per aggregate in {@code table + "_lock"} (created by schema step
+   * V4): a locking read of the row, and an insert when it is missing (a failed insert is retried as
+   * a locking read). That fits a database whose failed statement leaves the transaction usable and
+   * whose locking read of a missing row takes no gap lock (H2). PostgreSQL uses a
+   * transaction-scoped advisory lock instead, MySQL/MariaDB one insert-or-lock statement.
    */
   public void lockAggregateForSave(Connection c, String table, String bizType, String aggregateId)
-      throws SQLException {}
+      throws SQLException {
+    String lockTable = table + "_lock";
+    for (int attempt = 1; ; attempt++) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT 1 FROM "
+                  + lockTable
+                  + " WHERE biz_type = ? AND aggregate_id = ? FOR UPDATE")) {
+        ps.setString(1, bizType);
+        ps.setString(2, aggregateId);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return;
+          }
+        }
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT INTO "
+                  + lockTable
+                  + " (biz_type, aggregate_id, created_at) VALUES (?, ?, "
+                  + now()
+                  + ")")) {
+        ps.setString(1, bizType);
+        ps.setString(2, aggregateId);
+        ps.executeUpdate();
+        return;
+      } catch (SQLException e) {
+        // another transaction created the row first: lock it with the next locking read
+        if (attempt >= 3 || e.getSQLState() == null || !e.getSQLState().startsWith("23")) {
+          throw e;
+        }
+      }
+    }
+  }
 
   /** Runs {@code sql} (binding the biz type and key) and returns the first id, if any. */
   protected static OptionalLong firstId(Connection c, String sql, String bizType, String idemKey)

@@ -82,6 +82,30 @@ final class MySqlDialect extends LockingSelectDialect {
         idemKey);
   }
 
+  /**
+   * One statement that creates the aggregate's lock row or, when it exists, locks it: InnoDB takes
+   * an exclusive lock on the duplicate row of an {@code INSERT ... ON DUPLICATE KEY UPDATE} (and
+   * waits for a transaction that holds it or inserted it and has not committed), and an update that
+   * changes nothing writes nothing. A locking read first would be wrong under REPEATABLE READ: on a
+   * missing row it takes a gap lock, and two first saves of one aggregate then deadlock on their
+   * inserts.
+   */
+  @Override
+  public void lockAggregateForSave(Connection c, String table, String bizType, String aggregateId)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO "
+                + table
+                + "_lock (biz_type, aggregate_id, created_at) VALUES (?, ?, "
+                + now()
+                + ") ON DUPLICATE KEY UPDATE biz_type = biz_type")) {
+      ps.setString(1, bizType);
+      ps.setString(2, aggregateId);
+      ps.executeUpdate();
+    }
+  }
+
   @Override
   public boolean insertInboxIfAbsent(Connection c, String inbox, String consumer, String id)
       throws SQLException {

@@ -29,7 +29,8 @@ import javax.sql.DataSource;
  */
 public final class SchemaScripts {
   /** The core's later steps, after {@link Dialect#schemaResource()}; missing ones are skipped. */
-  private static final List<String> LATER_STEPS = List.of("V3__localmessage_keys_requeue.sql");
+  private static final List<String> LATER_STEPS =
+      List.of("V3__localmessage_keys_requeue.sql", "V4__localmessage_aggregate_lock.sql");
 
   private static final Pattern ALTER = Pattern.compile("(?is)^ALTER\\s+TABLE\\s+(\\S+)\\s+(.*)$");
   private static final Pattern ADD_COLUMN =
