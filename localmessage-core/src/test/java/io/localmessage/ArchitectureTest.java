@@ -62,6 +62,8 @@ class ArchitectureTest {
           "localmessage-test", Set.of("io.localmessage.internal.engine.Engines"),
           // the one transaction runner: the idempotent endpoint's transactions (design 8.18)
           "localmessage-http", Set.of("io.localmessage.internal.store.Transactions"),
+          // and the console's revocation statements, on autocommit connections of the runner
+          "localmessage-console", Set.of("io.localmessage.internal.store.Transactions"),
           // and the inbox consumer's batch transactions, its handlers on the watched connection
           "localmessage-kafka",
               Set.of(

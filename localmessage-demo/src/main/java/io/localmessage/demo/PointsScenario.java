@@ -8,6 +8,7 @@ import io.localmessage.LocalMessages;
 import io.localmessage.NewMessage;
 import io.localmessage.http.HttpDelivery;
 import io.localmessage.http.IdempotentReceiver;
+import io.localmessage.http.InvalidIdempotencyKeyException;
 import io.localmessage.http.UrlResolver;
 import io.localmessage.inbox.Inbox;
 import java.io.IOException;
@@ -42,7 +43,7 @@ final class PointsScenario implements AutoCloseable {
   private final ExecutorService executor;
   private final HttpDelivery delivery;
   private final LocalMessages engine;
-  private final IdempotentReceiver receiver;
+  private final Inbox inbox;
   private final int orders;
 
   PointsScenario(Infra infra, int orders) throws Exception {
@@ -73,7 +74,7 @@ final class PointsScenario implements AutoCloseable {
           "CREATE TABLE IF NOT EXISTS points_award (order_id VARCHAR(64) NOT NULL,"
               + " points BIGINT NOT NULL)");
     }
-    this.receiver = IdempotentReceiver.create(Inbox.create(points, "points_inbox", null));
+    this.inbox = Inbox.create(points, "points_inbox", null);
     this.executor = Executors.newFixedThreadPool(8, DepositService.named("points-service"));
     this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 128);
     server.setExecutor(executor);
@@ -115,36 +116,33 @@ final class PointsScenario implements AutoCloseable {
       }
       byte[] body = ex.getRequestBody().readAllBytes();
       String key = ex.getRequestHeaders().getFirst(IdempotentReceiver.HEADER);
-      IdempotentReceiver.Result result;
-      try (Connection c = points.getConnection()) {
-        c.setAutoCommit(false);
-        try {
-          result =
-              receiver.receive(
-                  c,
-                  key,
-                  "points",
-                  conn -> {
-                    var json = PaymentChannel.JSON.readTree(body);
-                    try (PreparedStatement ps =
-                        conn.prepareStatement(
-                            "INSERT INTO points_award (order_id, points) VALUES (?, ?)")) {
-                      ps.setString(1, json.get("orderId").asString());
-                      ps.setLong(2, json.get("points").asLong());
-                      ps.executeUpdate();
-                    }
-                  });
-          c.commit();
-        } catch (Exception e) {
-          c.rollback();
-          ex.sendResponseHeaders(500, -1);
-          return;
-        }
-      } catch (java.sql.SQLException e) {
+      boolean applied;
+      try {
+        IdempotentReceiver.checkKey(key);
+        // the library's transaction runner: committed only when the work returned, rolled back
+        // on anything else (errors included), and a commit the database refused is an exception
+        applied =
+            inbox.applyOnceInTransaction(
+                "points",
+                key,
+                conn -> {
+                  var json = PaymentChannel.JSON.readTree(body);
+                  try (PreparedStatement ps =
+                      conn.prepareStatement(
+                          "INSERT INTO points_award (order_id, points) VALUES (?, ?)")) {
+                    ps.setString(1, json.get("orderId").asString());
+                    ps.setLong(2, json.get("points").asLong());
+                    ps.executeUpdate();
+                  }
+                });
+      } catch (InvalidIdempotencyKeyException e) {
+        ex.sendResponseHeaders(400, -1);
+        return;
+      } catch (RuntimeException e) {
         ex.sendResponseHeaders(500, -1);
         return;
       }
-      if (result == IdempotentReceiver.Result.DUPLICATE) {
+      if (!applied) {
         duplicates.incrementAndGet();
       }
       if (r.nextInt(100) < 5) {

@@ -1,5 +1,6 @@
 package io.localmessage.console.internal;
 
+import io.localmessage.internal.store.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -48,7 +49,7 @@ public final class TokenRevocations {
     if (knownRevoked.contains(key)) {
       return true;
     }
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps =
             c.prepareStatement("SELECT 1 FROM " + controlTable + " WHERE biz_type = ?")) {
       ps.setString(1, key);
@@ -69,10 +70,7 @@ public final class TokenRevocations {
   public boolean revoke(TokenSessions.Session s) {
     String key = key(s);
     knownRevoked.add(key);
-    try (Connection c = dataSource.getConnection()) {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
+    try (Connection c = Transactions.autocommit(dataSource)) {
       try (PreparedStatement ps =
           c.prepareStatement(
               "INSERT INTO "

@@ -1,5 +1,6 @@
 package io.localmessage.internal.engine;
 
+import io.localmessage.internal.store.Transactions;
 import io.localmessage.spi.EngineListener;
 import java.lang.reflect.Method;
 import java.sql.Connection;
@@ -115,11 +116,8 @@ final class WakeUps {
     if (covered == 0) {
       return;
     }
-    try (Connection c = dataSource.getConnection();
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
       ps.setString(1, channel(c));
       ps.setString(2, replicaId);
       ps.execute();
@@ -160,9 +158,8 @@ final class WakeUps {
       Connection c = null;
       boolean broken = false;
       try {
-        c = dataSource.getConnection();
+        c = Transactions.autocommit(dataSource);
         listening = c;
-        c.setAutoCommit(true);
         Method get = notificationsMethod(c);
         Object pg = c.unwrap(get.getDeclaringClass());
         if (!get.getDeclaringClass().isInstance(pg)) {

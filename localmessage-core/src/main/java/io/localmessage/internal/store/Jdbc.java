@@ -16,25 +16,11 @@ final class Jdbc {
     void bind(PreparedStatement ps) throws SQLException;
   }
 
-  /** A pooled connection in autocommit mode (pools hand them out so; this makes sure). */
-  static Connection autocommit(DataSource dataSource) throws SQLException {
-    Connection c = dataSource.getConnection();
-    try {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
-      return c;
-    } catch (SQLException e) {
-      c.close();
-      throw e;
-    }
-  }
-
   /** The smallest biz type of {@code table} above {@code after} (null: the smallest), one probe. */
   static String nextBizType(DataSource dataSource, String table, String after) {
     String sql =
         "SELECT MIN(biz_type) FROM " + table + (after == null ? "" : " WHERE biz_type > ?");
-    try (Connection c = autocommit(dataSource);
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps = c.prepareStatement(sql)) {
       if (after != null) {
         ps.setString(1, after);

@@ -52,7 +52,7 @@ public final class MessageQueries {
   /** The biz types paused cluster-wide. */
   public Set<String> pausedTypes() {
     Set<String> paused = new HashSet<>();
-    try (Connection c = Jdbc.autocommit(dataSource);
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps =
             c.prepareStatement("SELECT biz_type FROM " + tables.control() + " WHERE paused = 1");
         ResultSet rs = ps.executeQuery()) {
@@ -84,7 +84,7 @@ public final class MessageQueries {
             + " GROUP BY biz_type, status";
     Map<String, long[]> counts = new TreeMap<>();
     Map<String, Duration[]> ages = new TreeMap<>();
-    try (Connection c = Jdbc.autocommit(dataSource);
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps = c.prepareStatement(sql);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
@@ -176,7 +176,7 @@ public final class MessageQueries {
 
   /** The payload of one message. */
   public Optional<byte[]> payload(long id) {
-    try (Connection c = Jdbc.autocommit(dataSource);
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps =
             c.prepareStatement("SELECT payload FROM " + tables.message() + " WHERE id = ?")) {
       ps.setLong(1, id);
@@ -256,7 +256,7 @@ public final class MessageQueries {
             + tables.audit()
             + " WHERE ticket_id = ? ORDER BY id";
     List<AuditEntry> out = new ArrayList<>();
-    try (Connection c = Jdbc.autocommit(dataSource);
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setLong(1, messageId);
       try (ResultSet rs = ps.executeQuery()) {
@@ -280,7 +280,7 @@ public final class MessageQueries {
 
   private List<MessageView> views(String sql, int limit, Jdbc.Binder binder) {
     List<MessageView> out = new ArrayList<>();
-    try (Connection c = Jdbc.autocommit(dataSource);
+    try (Connection c = Transactions.autocommit(dataSource);
         PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
       ps.setMaxRows(limit);

@@ -69,7 +69,7 @@ public final class MessageQueue {
 
   /** Claims due messages within the request's limits. */
   public List<ClaimedRow> claim(ClaimRequest request) {
-    try (Connection c = Jdbc.autocommit(dataSource)) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       return dialect.claim(c, table, request);
     } catch (SQLException e) {
       throw new StoreException("claiming due messages failed: " + e.getMessage(), e);
@@ -78,7 +78,7 @@ public final class MessageQueue {
 
   /** Deletes the succeeded messages whose versions still match; returns how many did. */
   public int deleteIfCurrent(long[] ids, long[] versions) {
-    try (Connection c = Jdbc.autocommit(dataSource)) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       return dialect.deleteIfCurrent(c, table, ids, versions);
     } catch (SQLException e) {
       throw new StoreException("deleting completed messages failed: " + e.getMessage(), e);
@@ -87,7 +87,7 @@ public final class MessageQueue {
 
   /** Applies the transitions whose versions still match; returns how many did. */
   public int updateIfCurrent(List<Transition> transitions) {
-    try (Connection c = Jdbc.autocommit(dataSource)) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       return dialect.updateIfCurrent(c, table, transitions);
     } catch (SQLException e) {
       throw new StoreException("writing back message outcomes failed: " + e.getMessage(), e);
@@ -96,7 +96,7 @@ public final class MessageQueue {
 
   /** Extends the leases of the messages whose versions still match; returns the ids that did. */
   public Set<Long> renewLeases(long[] ids, long[] versions, long leaseMillis) {
-    try (Connection c = Jdbc.autocommit(dataSource)) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       return dialect.renewLeases(c, table, ids, versions, leaseMillis);
     } catch (SQLException e) {
       throw new StoreException("renewing leases failed: " + e.getMessage(), e);
@@ -150,7 +150,7 @@ public final class MessageQueue {
             + window
             + " ORDER BY next_retry_at LIMIT "
             + EXPIRE_BATCH;
-    try (Connection c = Jdbc.autocommit(dataSource)) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       List<Long> ids = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(select)) {
         int p = 1;

@@ -19,7 +19,7 @@ final class OperatorTransactions {
   }
 
   Connection autocommit() throws SQLException {
-    return Jdbc.autocommit(pool);
+    return Transactions.autocommit(pool);
   }
 
   /**

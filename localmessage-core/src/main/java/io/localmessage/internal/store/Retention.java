@@ -86,7 +86,7 @@ public final class Retention {
   private static int deleteInBatches(
       DataSource dataSource, String sql, int batchSize, Jdbc.Binder binder, String what) {
     int total = 0;
-    try (Connection c = Jdbc.autocommit(dataSource)) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       // InnoDB's REPEATABLE READ would take gap locks around every range the delete scans
       int isolation = c.getTransactionIsolation();
       if (isolation != Connection.TRANSACTION_READ_COMMITTED) {

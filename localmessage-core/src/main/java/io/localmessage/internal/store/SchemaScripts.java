@@ -77,11 +77,8 @@ public final class SchemaScripts {
    * to the latest schema step (the same changes a migration tool applies from the shipped scripts).
    */
   public static void create(DataSource dataSource, Dialect dialect, Tables tables) {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = Transactions.autocommit(dataSource)) {
       apply(c, split(ddl(dialect, tables)));
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
     } catch (SQLException e) {
       throw new StoreException("creating the localmessage schema failed: " + e.getMessage(), e);
     }

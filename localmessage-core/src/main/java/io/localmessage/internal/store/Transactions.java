@@ -9,9 +9,9 @@ import java.sql.SQLException;
 import javax.sql.DataSource;
 
 /**
- * The one door through which the library opens a transaction around the caller's work (today the
- * inbox and the idempotent HTTP endpoint; design 8.18 lists what is still to move here). A
- * transaction opened here ends in exactly one way:
+ * The one door through which the library opens a transaction, around the caller's work or its own
+ * statements, and the one place that switches a pooled connection to autocommit (design 8.18 lists
+ * the paths it serves). A transaction opened here ends in exactly one way:
  *
  * <ul>
  *   <li>committed, only after the work returned normally, no statement of the work left the
@@ -166,6 +166,31 @@ public final class Transactions {
           throw new StoreException(what + " failed: " + e.getMessage(), e);
         }
       }
+    }
+  }
+
+  /**
+   * A connection of {@code pool} in autocommit mode, for the library's single statements outside
+   * any transaction (queries, listener and wake-up connections, the console's revocations). Pools
+   * hand connections out so; one configured with {@code autoCommit=false} hands out a connection
+   * with no transaction open (the pool ends it when the connection returns), so switching
+   * autocommit on here commits nothing. The engine's data source is a plain pool, never one that
+   * joins a caller's transaction. Closes the connection when switching fails.
+   */
+  public static Connection autocommit(DataSource pool) throws SQLException {
+    Connection c = pool.getConnection();
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      return c;
+    } catch (SQLException | RuntimeException e) {
+      try {
+        c.close();
+      } catch (SQLException closing) {
+        e.addSuppressed(closing);
+      }
+      throw e;
     }
   }
 

@@ -2,6 +2,7 @@ package io.localmessage.kafka.internal;
 
 import io.localmessage.Schema;
 import io.localmessage.StoreException;
+import io.localmessage.internal.store.Transactions;
 import io.localmessage.spi.Dialect;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -41,12 +42,9 @@ public final class InboxSchema {
 
   /** Creates the inbox and dead tables when missing. */
   public static void create(DataSource ds, Dialect dialect, String inboxTable, String deadTable) {
-    try (Connection c = ds.getConnection()) {
+    try (Connection c = Transactions.autocommit(ds)) {
       // the core's later steps alter the inbox; applied only where not done yet
       Schema.apply(c, statements(dialect, inboxTable, deadTable));
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
     } catch (SQLException e) {
       throw new StoreException("creating the inbox tables failed: " + e.getMessage(), e);
     }
