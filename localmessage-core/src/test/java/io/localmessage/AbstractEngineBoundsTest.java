@@ -10,6 +10,7 @@ import io.localmessage.spi.EngineListener;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
+import io.localmessage.testing.Waits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -115,16 +116,15 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     Engines.halt(lm);
     release.countDown();
     assertThat(left.await(10, TimeUnit.SECONDS)).isTrue();
-    await()
-        .during(Duration.ofMillis(500))
-        .atMost(Duration.ofSeconds(2))
-        .until(
-            () -> {
-              MessageView now = lm.admin().get(s.id()).orElseThrow();
-              return now.status() == MessageStatus.PENDING
-                  && now.version() == claimed.version()
-                  && now.attempts() == 1;
-            });
+    Waits.holds(
+        "claimed as the halt left it",
+        Duration.ofMillis(500),
+        () -> {
+          MessageView now = lm.admin().get(s.id()).orElseThrow();
+          return now.status() == MessageStatus.PENDING
+              && now.version() == claimed.version()
+              && now.attempts() == 1;
+        });
     assertThat(lm.admin().get(s.id()).orElseThrow().leaseOwner())
         .as("the lease stays: the message runs again when it ends")
         .isEqualTo("crashing");
@@ -273,10 +273,10 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     closer.start();
     await().atMost(Duration.ofSeconds(5)).until(() -> !lm.health().running());
     // close is waiting for the handler inside its shutdown timeout, not interrupting it
-    await()
-        .during(Duration.ofMillis(500))
-        .atMost(Duration.ofSeconds(2))
-        .until(() -> interrupted.get() == 0 && closer.isAlive());
+    Waits.holds(
+        "close waiting, handler not interrupted",
+        Duration.ofMillis(500),
+        () -> interrupted.get() == 0 && closer.isAlive());
     release.countDown();
     closer.join(15_000);
     assertThat(closer.isAlive()).isFalse();
@@ -405,10 +405,8 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> ran.contains("probe"));
     ran.clear();
     fx.save(lm, action("t.a", "plain"));
-    await()
-        .during(Duration.ofMillis(300))
-        .atMost(Duration.ofSeconds(1))
-        .until(ran::isEmpty); // a plain commit waits for the poller
+    Waits.holds(
+        "not run", Duration.ofMillis(300), ran::isEmpty); // a plain commit waits for the poller
     lm.inTransaction(c -> lm.save(c, action("t.a", "k")));
     await().atMost(Duration.ofSeconds(5)).until(() -> ran.contains("k"));
     assertThat(ran)

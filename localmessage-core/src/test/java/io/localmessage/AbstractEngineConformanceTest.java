@@ -12,6 +12,7 @@ import io.localmessage.spi.Dialects;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
+import io.localmessage.testing.Waits;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -467,14 +468,11 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     lm.start();
     await().atMost(Duration.ofSeconds(10)).until(() -> runningA.get() + runningB.get() == 3);
     // several poll intervals later nothing more is claimed: leased == running
-    await()
-        .during(Duration.ofMillis(300))
-        .atMost(Duration.ofSeconds(2))
-        .until(
-            () ->
-                fx.count("lease_owner IS NOT NULL") == 3
-                    && runningA.get() == 1
-                    && runningB.get() == 2);
+    Waits.holds(
+        "leased == running",
+        Duration.ofMillis(300),
+        () ->
+            fx.count("lease_owner IS NOT NULL") == 3 && runningA.get() == 1 && runningB.get() == 2);
     release.countDown();
     await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
   }

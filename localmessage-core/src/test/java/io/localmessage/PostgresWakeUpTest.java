@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
+import io.localmessage.testing.Waits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,10 +57,7 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
     // without wake-ups a ticket waits for the worker's next poll (10 s away)
     LocalMessages quiet = fx.build(fx.builder().replicaId("quiet").wakeUps(false));
     quiet.inTransaction(c -> quiet.save(c, action("t.w", "k0")));
-    await()
-        .during(Duration.ofMillis(1500))
-        .atMost(Duration.ofSeconds(2))
-        .until(() -> ran.get() == 0);
+    Waits.holds("not run", Duration.ofMillis(1500), () -> ran.get() == 0);
 
     LocalMessages producer = fx.build(fx.builder().replicaId("producer"));
     long t0 = System.nanoTime();
@@ -244,12 +242,15 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
       if (!hide) {
         awaitListening(lm);
       }
-      await().pollDelay(Duration.ofMillis(500)).until(() -> true);
+      Waits.window(Duration.ofMillis(500)); // the start's own statements are not counted
       statements.set(0);
       // two seconds of nothing to do: a claim and a paused-types read per 200 ms poll, plus
-      // maintenance; a listener that reconnected in a loop would add several per poll
-      await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> true);
-      assertThat(statements.get()).as("statements in 2 s, driver hidden: %s", hide).isLessThan(30);
+      // maintenance; a listener that reconnected in a loop would add several per poll. A window
+      // that a loaded machine stretched allows the same per second of it.
+      Duration window = Waits.window(Duration.ofSeconds(2));
+      assertThat(statements.get())
+          .as("statements in %s, driver hidden: %s", window, hide)
+          .isLessThan(15 * Math.max(2, (int) Math.ceil(window.toMillis() / 1000.0)));
       lm.close();
     }
   }
