@@ -597,6 +597,39 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
   }
 
   @Test
+  void aFinishedRunKeepsItsLeaseUntilItsOutcomeIsWritten() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder()).close(); // the tables, before the outage
+    Duration lease = Duration.ofMillis(1200);
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages a =
+        fx.build(
+            fx.builder(outage)
+                .replicaId("a")
+                .lease(lease)
+                .autoCreateSchema(false)
+                .listener(counting));
+    LocalMessages b =
+        fx.build(fx.builder().replicaId("b").lease(lease).pollInterval(Duration.ofMillis(50)));
+    List<String> runs = new CopyOnWriteArrayList<>();
+    a.register("t.w", m -> runs.add("a"), EngineFixture.config().build());
+    b.register("t.w", m -> runs.add("b"), EngineFixture.config().build());
+    SaveResult s = fx.save(a, action("t.w", "k"));
+    // a backed-up writer: a's outcome waits in its queue while a's other loops work
+    outage.downForTheWriter.set(true);
+    a.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> runs.size() == 1);
+    b.start();
+    // four leases long, b polling every 50 ms: a keeps renewing the lease of the finished run, so
+    // the message is never due for b
+    Waits.holds("one run", lease.multipliedBy(4), () -> runs.size() == 1);
+    outage.downForTheWriter.set(false);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("id = ?", s.id()) == 0);
+    assertThat(runs).as("the success written late, not run again").containsExactly("a");
+    assertThat(counting.writeBackDropped.get()).isZero();
+  }
+
+  @Test
   void anErrorThrownByAHandlerIsARetryWithItsReason() {
     LocalMessages lm = fx.build(fx.builder());
     AtomicInteger calls = new AtomicInteger();

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * The executions of this replica: the worker pool that runs them, the set of those in flight, the
  * timeout watchdog and the lease renewer that watch that set, and the shutdown of what still runs.
  * Each execution's slots are given back when its thread leaves the handler, by the task that ran
- * it; its outcome goes from the execution to {@link Outcomes}, never back through here.
+ * it; its outcome goes from the execution to {@link Outcomes}, never back through here, and its
+ * lease is renewed until that outcome is written.
  */
 final class Executions {
   private static final Logger log = LoggerFactory.getLogger(Executions.class);
@@ -33,6 +34,9 @@ final class Executions {
   private final Outcomes outcomes;
   private final Slots slots;
   private final Set<Execution> inFlight = ConcurrentHashMap.newKeySet();
+  // executions whose thread has left while their outcomes wait to be written: the renewer keeps
+  // their leases, so no other replica runs a message whose outcome is on its way
+  private final Set<Execution> unwritten = ConcurrentHashMap.newKeySet();
   private final Object idle = new Object(); // notified when an execution finishes
   private final ExecutorService workers;
   // calls asynchronous handlers (which return at once); null when no type registered one
@@ -80,6 +84,7 @@ final class Executions {
         new LeaseRenewer(
             queue,
             inFlight,
+            unwritten,
             listener,
             renewerHealth,
             settings.lease(),
@@ -140,6 +145,8 @@ final class Executions {
 
   /** An execution is over (its thread left, or its stage ended): its slots go back. */
   private void finished(Execution e) {
+    unwritten.add(e);
+    e.written.whenComplete((done, failed) -> unwritten.remove(e));
     inFlight.remove(e);
     slots.finished(e.registration, e.messages.size(), outcomes.avgHandlerNanos());
     synchronized (idle) {

@@ -14,10 +14,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the leases of running handlers alive: once a third of a lease has passed, the lease of
- * every message whose handler is still running is extended to a full lease again, version-checked,
- * in one statement for all of them. So a lease can be short (a crashed replica's messages come back
- * soon) whatever the handlers' timeouts, and a handler that outlives its timeout still holds its
- * message until its thread leaves.
+ * every message whose handler is still running, or whose outcome still waits in the write-back
+ * queue, is extended to a full lease again, version-checked, in one statement for all of them. So a
+ * lease can be short (a crashed replica's messages come back soon) whatever the handlers' timeouts,
+ * a handler that outlives its timeout still holds its message until its thread leaves, and a
+ * finished run holds it until its outcome is written: a backed-up writer never lets another replica
+ * run a message whose outcome is on its way.
  *
  * <p>A renewal that finds a message's version changed means the message was cancelled or taken over
  * (this replica's lease ran out, for example while it was frozen or cut off from the database): the
@@ -31,6 +33,8 @@ final class LeaseRenewer {
 
   private final MessageQueue queue;
   private final Collection<Execution> inFlight;
+  // executions whose thread has left, with outcomes not yet written
+  private final Collection<Execution> unwritten;
   private final EngineListener listener;
   private final LoopHealth health;
   private final long leaseNanos;
@@ -40,12 +44,14 @@ final class LeaseRenewer {
   LeaseRenewer(
       MessageQueue queue,
       Collection<Execution> inFlight,
+      Collection<Execution> unwritten,
       EngineListener listener,
       LoopHealth health,
       Duration lease,
       Duration maxExecutionTime) {
     this.queue = queue;
     this.inFlight = inFlight;
+    this.unwritten = unwritten;
     this.listener = listener;
     this.health = health;
     this.leaseNanos = lease.toNanos();
@@ -65,26 +71,14 @@ final class LeaseRenewer {
       List<ClaimedMessage> due = new ArrayList<>();
       Map<ClaimedMessage, Execution> owner = new LinkedHashMap<>();
       for (Execution e : inFlight) {
-        if (!e.inside()) {
-          continue;
+        if (e.inside()) {
+          dueOfRunning(e, now, due, owner);
         }
-        if (e.pastCap(now, maxExecutionNanos)) {
-          if (e.pastCapFirstTime(now, maxExecutionNanos)) {
-            log.error(
-                "event=renewal_cap_reached biz_type={} ids={} max_execution_time={}"
-                    + " note=the lease is no longer renewed; another replica may run these messages"
-                    + " when it ends",
-                e.registration.bizType,
-                e.ids(),
-                Duration.ofNanos(maxExecutionNanos));
-          }
-          continue;
-        }
-        for (ClaimedMessage m : e.messages) {
-          if (!m.fenced() && now - m.renewedAtNanos() >= renewAfterNanos) {
-            due.add(m);
-            owner.put(m, e);
-          }
+      }
+      for (Execution e : unwritten) {
+        if (!e.written.isDone()) {
+          // no cap: the outcome is the engine's own to write, and is written or dropped soon
+          dueOf(e, now, due, owner);
         }
       }
       for (int i = 0; i < due.size(); i += MAX_PER_STATEMENT) {
@@ -94,6 +88,34 @@ final class LeaseRenewer {
     } catch (Throwable t) {
       health.failure(t);
       log.warn("event=lease_renewal_failed error={}", Threads.describe(t));
+    }
+  }
+
+  /** The messages of a running execution that are due, unless it is past its renewal cap. */
+  private void dueOfRunning(
+      Execution e, long now, List<ClaimedMessage> due, Map<ClaimedMessage, Execution> owner) {
+    if (e.pastCap(now, maxExecutionNanos)) {
+      if (e.pastCapFirstTime(now, maxExecutionNanos)) {
+        log.error(
+            "event=renewal_cap_reached biz_type={} ids={} max_execution_time={}"
+                + " note=the lease is no longer renewed; another replica may run these messages"
+                + " when it ends",
+            e.registration.bizType,
+            e.ids(),
+            Duration.ofNanos(maxExecutionNanos));
+      }
+      return;
+    }
+    dueOf(e, now, due, owner);
+  }
+
+  private void dueOf(
+      Execution e, long now, List<ClaimedMessage> due, Map<ClaimedMessage, Execution> owner) {
+    for (ClaimedMessage m : e.messages) {
+      if (!m.fenced() && now - m.renewedAtNanos() >= renewAfterNanos) {
+        due.add(m);
+        owner.put(m, e);
+      }
     }
   }
 

@@ -91,9 +91,13 @@ final class Outcomes {
         Threads.safe(
             () -> listener.delivered(m.bizType(), d.result(), m.attempt(), took, sinceCreated));
       }
+      // the lease is renewed until the outcome is written (LeaseRenewer), so the deadline follows
       writer.submit(
           new WriteItem(
-              m.bizType(), d.writeBack(), onWritten, m.leaseEndNanos() - writeBackMarginNanos));
+              m.bizType(),
+              d.writeBack(),
+              onWritten,
+              () -> m.leaseEndNanos() - writeBackMarginNanos));
     }
   }
 
