@@ -652,11 +652,14 @@ final class FaultRun {
   /**
    * A stale write-back that reaches the database. An idle replica runs one ticket, and its
    * write-back is held in the network (sent by the replica, not yet seen by the server) past the
-   * lease; its successor takes the ticket over and works on it; then the held statement arrives.
-   * The version check must refuse it: a CAS conflict on the replica, and the ticket stays with its
-   * new owner. A freeze cannot show this deterministically: a resumed engine drops its stale
-   * outcomes before they reach the database (it knows its lease end, and a failed renewal fences),
-   * so only a delay between the replica and the server puts the version check to work.
+   * lease, with everything the replica sends after it: a partition that begins just after the
+   * write-back left. A replica that can still renew keeps the lease of a run whose outcome is on
+   * its way (design 8.20), so only one that cannot loses it. Its successor takes the ticket over
+   * and works on it; then the held statement arrives. The version check must refuse it: a CAS
+   * conflict on the replica, and the ticket stays with its new owner. A freeze cannot show this
+   * deterministically: a resumed engine drops its stale outcomes before they reach the database (it
+   * knows its lease end, and a failed renewal fences), so only a delay between the replica and the
+   * server puts the version check to work.
    */
   private void heldWriteBackPhase() throws Exception {
     Worker s = startWorker(-1, "", true);

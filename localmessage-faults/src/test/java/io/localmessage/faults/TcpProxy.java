@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * database unreachable for that worker only (every open connection is reset, new ones are refused)
  * for as long as the suite wants, without touching the shared server. Holding makes the next
  * statement that carries a given text wait in the network (the worker has sent it; the server has
- * not seen it) until the suite releases it, while every other statement of the worker flows.
+ * not seen it) until the suite releases it, and with it everything the worker sends after it, on
+ * every connection: a partition that begins just after that statement left the worker.
  */
 final class TcpProxy implements AutoCloseable {
   private final String upstreamHost;
@@ -75,7 +76,8 @@ final class TcpProxy implements AutoCloseable {
 
   /**
    * Holds the first chunk a client sends that contains one of {@code markers} (ASCII statement
-   * text) until {@link #release()}: that statement waits in the network, every other one flows.
+   * text) until {@link #release()}, and every chunk any client of this proxy sends after it: that
+   * statement, and all the worker says after it, waits in the network. Before it, everything flows.
    * Once only.
    */
   void holdNext(List<String> markers) {
@@ -138,7 +140,7 @@ final class TcpProxy implements AutoCloseable {
                   OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
-                  if (fromClient && shouldHold(buf, n)) {
+                  if (fromClient && (partitioned() || shouldHold(buf, n))) {
                     holding.countDown();
                     // bounded: a suite that never releases must not leave the worker hanging
                     released.await(2, TimeUnit.MINUTES);
@@ -160,6 +162,11 @@ final class TcpProxy implements AutoCloseable {
             "fault-proxy-pump");
     t.setDaemon(true);
     t.start();
+  }
+
+  /** Whether a statement is held and not yet released: then everything else waits too. */
+  private boolean partitioned() {
+    return holding.getCount() == 0 && released.getCount() > 0;
   }
 
   private boolean shouldHold(byte[] buf, int n) {
