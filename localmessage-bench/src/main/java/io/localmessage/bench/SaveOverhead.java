@@ -1,5 +1,6 @@
 package io.localmessage.bench;
 
+import io.localmessage.HandlerConfig;
 import io.localmessage.LocalMessages;
 import io.localmessage.MessageKind;
 import io.localmessage.NewMessage;
@@ -27,6 +28,7 @@ import javax.sql.DataSource;
  */
 final class SaveOverhead {
   static final String TYPE = "bench.order.created";
+  static final String ORDERED_TYPE = "bench.order.created.ordered";
 
   private SaveOverhead() {}
 
@@ -34,8 +36,13 @@ final class SaveOverhead {
   enum Mode {
     /** Nothing: the order row alone. */
     WITHOUT,
-    /** {@code lm.save} of one message. */
+    /** {@code lm.save} of one message of an unordered type (registered so: it locks nothing). */
     SAVE,
+    /**
+     * {@code lm.save} of one message of an ordered type: the save first locks its aggregate (one of
+     * 1,000 customers), so that the aggregate's messages run in the order their saves committed.
+     */
+    SAVE_ORDERED,
     /**
      * The dialect's insert-if-absent of the same message row on plain JDBC, without the engine: the
      * floor of a save.
@@ -55,6 +62,10 @@ final class SaveOverhead {
     Business.createSchema(scope);
     DataSource pool = scope.pool("save", clients);
     LocalMessages lm = LocalMessages.builder(pool).table(Tickets.TABLE).build();
+    // never started: the registrations only tell the save which types are ordered (a type this
+    // replica does not know is locked as if it were)
+    lm.register(TYPE, m -> {}, HandlerConfig.defaults());
+    lm.register(ORDERED_TYPE, m -> {}, HandlerConfig.builder().ordered(true).build());
     byte[] payload = new byte[Tickets.PAYLOAD_BYTES];
     java.util.Arrays.fill(payload, (byte) 'x');
     AtomicLong seq = new AtomicLong();
@@ -78,10 +89,10 @@ final class SaveOverhead {
                       long k = seq.incrementAndGet();
                       String customer = "c-" + (k % 1000);
                       Business.insertOrder(c, customer, k);
-                      if (mode == Mode.SAVE) {
+                      if (mode == Mode.SAVE || mode == Mode.SAVE_ORDERED) {
                         lm.save(
                             c,
-                            NewMessage.action(TYPE, "order-" + k)
+                            NewMessage.action(mode == Mode.SAVE ? TYPE : ORDERED_TYPE, "order-" + k)
                                 .aggregateId(customer)
                                 .payload(payload)
                                 .build());
@@ -124,7 +135,7 @@ final class SaveOverhead {
           switch (mode) {
             case WITHOUT, ROUND_TRIP -> scope.count(Business.TABLE);
             case SECOND_ROW -> scope.count(Business.TABLE) / 2;
-            case SAVE, RAW_INSERT -> scope.count(Tickets.TABLE);
+            case SAVE, SAVE_ORDERED, RAW_INSERT -> scope.count(Tickets.TABLE);
           };
       if (expected != total) {
         throw new IllegalStateException(

@@ -393,6 +393,15 @@ final class Workloads {
         r.row(
             "save",
             d,
+            "order insert + ordered ticket save (locks its aggregate)",
+            "tx/s",
+            d + ".save.save_ordered",
+            "cost (unordered/ordered)",
+            d + ".save.save",
+            d + ".save.save_ordered");
+        r.row(
+            "save",
+            d,
             "order insert + the same ticket INSERT, plain JDBC",
             "tx/s",
             d + ".save.raw_insert",
@@ -587,6 +596,14 @@ final class Workloads {
                 null,
                 d + ".save.without",
                 d + ".save.save",
+                1.2,
+                false));
+        r.goals.add(
+            new Report.Goal(
+                d + ": ordered save <= 1.2x unordered",
+                null,
+                d + ".save.save",
+                d + ".save.save_ordered",
                 1.2,
                 false));
       }

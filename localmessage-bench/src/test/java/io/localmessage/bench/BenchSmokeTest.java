@@ -65,6 +65,8 @@ class BenchSmokeTest {
     assertThat(csv).anyMatch(l -> l.contains("pg.latency.200.on.p99,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.scaling.300,"));
     assertThat(csv).anyMatch(l -> l.contains("mariadb.save.save,"));
+    assertThat(csv).anyMatch(l -> l.contains("pg.save.save_ordered,"));
+    assertThat(csv).anyMatch(l -> l.contains("mariadb.save.save_ordered,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.save.raw_insert,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.idle.engine.500,"));
     assertThat(csv).anyMatch(l -> l.contains("pg.save.round_trip,"));

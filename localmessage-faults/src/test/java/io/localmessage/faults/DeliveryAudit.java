@@ -65,6 +65,13 @@ final class DeliveryAudit {
     long claimsOfLiveLease;
     long claimsNotCountingAttempt;
     long takeoverOfLiveOwner;
+    // ordered type: failures (each asserted 0)
+    long orderedOutOfOrder;
+    long orderedAggregateOverlaps;
+    // ordered type: counts and what is explained
+    long orderedDeliveries;
+    long orderedAggregates;
+    long orderedAggregateOverlapsOnFrozen;
     // explained
     long reexecAfterOkOfKilledOrFrozen;
     long reexecAfterOkDroppedByStop;
@@ -100,7 +107,9 @@ final class DeliveryAudit {
               + " the lease allows=%d overlaps on frozen=%d attempts"
               + " given back by a stop=%d takeovers by cause=%s | fired: hangs ignoring"
               + " interrupts past the timeout=%d interrupted hangs=%d long handlers past the"
-              + " lease=%d nul errors=%d poison rows DEAD with a reason=%d%s",
+              + " lease=%d nul errors=%d poison rows DEAD with a reason=%d | ordered: deliveries=%d"
+              + " aggregates=%d FAILURES: out of commit order=%d two of an aggregate in flight=%d"
+              + " | explained: in flight on a frozen replica=%d%s",
           deliveries,
           okDeliveries,
           unfinished,
@@ -125,6 +134,11 @@ final class DeliveryAudit {
           longHandlersPastLease,
           nulErrors,
           poisonDeadWithReason,
+          orderedDeliveries,
+          orderedAggregates,
+          orderedOutOfOrder,
+          orderedAggregateOverlaps,
+          orderedAggregateOverlapsOnFrozen,
           samples.isEmpty() ? "" : "\n    samples:\n      " + String.join("\n      ", samples));
     }
   }
@@ -145,7 +159,9 @@ final class DeliveryAudit {
       claimsByKey.computeIfAbsent(c.key(), k -> new ArrayList<>()).add(c);
     }
     Map<String, List<Exec>> byTicket = new HashMap<>();
-    for (Exec e : loadExecs(effects)) {
+    List<Exec> execs = loadExecs(effects);
+    checkOrdered(r, execs, claimsByKey, workers);
+    for (Exec e : execs) {
       byTicket.computeIfAbsent(e.bizType() + "/" + e.key(), k -> new ArrayList<>()).add(e);
       r.deliveries++;
     }
@@ -289,6 +305,105 @@ final class DeliveryAudit {
                 + " WHERE idem_key LIKE 'poison-%' AND status = 2 AND last_error IS NOT NULL"
                 + " AND last_error <> ''");
     return r;
+  }
+
+  /**
+   * The ordered type, aggregate by aggregate. Its keys in ticket id order are the order their saves
+   * committed in (the save locks the aggregate before the insert takes its id). Two rules:
+   *
+   * <ul>
+   *   <li>In order: no delivery of a ticket starts before its predecessor in the aggregate has
+   *       succeeded. The successor is claimable only once the predecessor's row is gone, deleted by
+   *       the write-back of an ok delivery, which ended before its write-back: the earliest ok end
+   *       of the predecessor is a lower bound of the successor's first start (bound 0 below it). A
+   *       predecessor delivery whose end was never recorded (its replica was killed) may have been
+   *       the one that succeeded: its start is then the bound.
+   *   <li>Never two of an aggregate in flight: no delivery of one ticket overlaps a delivery of
+   *       another ticket of the same aggregate (bound 0), except on a frozen replica, which cannot
+   *       renew the lease it holds, so its handler may still be inside when the ticket was taken
+   *       over and its successor ran (counted apart; its late outcome is dropped).
+   * </ul>
+   */
+  private static void checkOrdered(
+      Result r,
+      List<Exec> execs,
+      Map<String, List<Claim>> claimsByKey,
+      Map<String, FaultRun.Worker> workers) {
+    long lease = FaultWorker.LEASE.toMillis();
+    Map<String, List<Exec>> byAggregate = new HashMap<>();
+    for (Exec e : execs) {
+      if (FaultWorker.ORDERED_TYPE.equals(e.bizType())) {
+        byAggregate
+            .computeIfAbsent(FaultWorker.aggregateOf(e.key()), a -> new ArrayList<>())
+            .add(e);
+        r.orderedDeliveries++;
+      }
+    }
+    r.orderedAggregates = byAggregate.size();
+    for (Map.Entry<String, List<Exec>> aggregate : byAggregate.entrySet()) {
+      Map<String, List<Exec>> byKey = new HashMap<>();
+      Map<String, Long> ticketId = new HashMap<>();
+      for (Exec e : aggregate.getValue()) {
+        byKey.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e);
+        for (Claim c : claimsByKey.getOrDefault(e.key(), List.of())) {
+          ticketId.merge(e.key(), c.ticketId(), Math::min);
+        }
+      }
+      List<String> keys = new ArrayList<>(ticketId.keySet());
+      keys.sort(Comparator.comparingLong(ticketId::get));
+      for (int i = 0; i + 1 < keys.size(); i++) {
+        String head = keys.get(i);
+        String next = keys.get(i + 1);
+        long bound = Long.MAX_VALUE;
+        for (Exec h : byKey.get(head)) {
+          if (isOk(h)) {
+            bound = Math.min(bound, h.end());
+          } else if (h.end() < 0) {
+            bound = Math.min(bound, h.start());
+          }
+        }
+        long nextStart =
+            byKey.get(next).stream().mapToLong(Exec::start).min().orElse(Long.MAX_VALUE);
+        if (nextStart < bound) {
+          r.orderedOutOfOrder++;
+          r.sample(
+              "out of commit order in "
+                  + aggregate.getKey()
+                  + ": "
+                  + next
+                  + " (ticket "
+                  + ticketId.get(next)
+                  + ") started at "
+                  + nextStart
+                  + " before "
+                  + head
+                  + " (ticket "
+                  + ticketId.get(head)
+                  + ") had succeeded ("
+                  + (bound == Long.MAX_VALUE ? "never" : bound)
+                  + ")");
+        }
+      }
+      List<Exec> list = new ArrayList<>(aggregate.getValue());
+      list.sort(Comparator.comparingLong(Exec::start).thenComparing(Exec::nonce));
+      for (int i = 0; i < list.size(); i++) {
+        Exec d = list.get(i);
+        FaultRun.Worker w = workers.get(d.replica());
+        long effEnd = effectiveEnd(d, w);
+        for (int j = i + 1; j < list.size() && list.get(j).start() < effEnd; j++) {
+          Exec later = list.get(j);
+          if (later.key().equals(d.key())) {
+            continue; // one ticket's own deliveries: the per-ticket check above
+          }
+          if (w != null && within(w.frozenFromMs, d.start() - lease, effEnd)) {
+            r.orderedAggregateOverlapsOnFrozen++;
+          } else {
+            r.orderedAggregateOverlaps++;
+            r.sample("two of " + aggregate.getKey() + " in flight: " + d + " with " + later);
+          }
+        }
+      }
+    }
   }
 
   /**

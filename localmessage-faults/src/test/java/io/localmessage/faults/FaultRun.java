@@ -176,6 +176,11 @@ final class FaultRun {
     final AtomicInteger gracefulStopsWithLongInFlight = new AtomicInteger();
     final AtomicInteger gracefulStopsWithHandlerStillInside = new AtomicInteger();
     volatile int poisonRows;
+    final AtomicInteger orderedSaved = new AtomicInteger();
+
+    /** Ordered saves that waited for another open transaction of their aggregate. */
+    final AtomicInteger orderedSavesWaited = new AtomicInteger();
+
     final List<String> problems = new CopyOnWriteArrayList<>();
 
     String describe() {
@@ -190,7 +195,8 @@ final class FaultRun {
                   + " taken over=%d, late outcomes dropped=%d | mid-run graceful stops=%d (with"
                   + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
                   + " inside after the shutdown timeout=%d) | held write-back of %s: %d ms, CAS"
-                  + " conflicts=%d%s | poison rows=%d%s",
+                  + " conflicts=%d%s | poison rows=%d | ordered saved=%d (waited for another"
+                  + " transaction of their aggregate=%d)%s",
               proxyCuts,
               proxyOutageMs,
               proxyCutConnections,
@@ -210,6 +216,8 @@ final class FaultRun {
                   ? ""
                   : ", STALE WRITE APPLIED: " + heldStaleWriteApplied,
               poisonRows,
+              orderedSaved.get(),
+              orderedSavesWaited.get(),
               problems.isEmpty() ? "" : " | problems: " + problems);
     }
   }
@@ -345,7 +353,31 @@ final class FaultRun {
     }
     AtomicLong saved = new AtomicLong();
     AtomicInteger permanent = new AtomicInteger();
-    Thread producer = new Thread(() -> produce(saved, permanent), "fault-producer");
+    Thread producer =
+        new Thread(
+            () -> {
+              // with the phases: two producers of ordered tickets beside the main one, paced by
+              // it, so their deliveries meet the kills, the freeze and the outages
+              List<Thread> ordered = new ArrayList<>();
+              for (int p = 0; plan.phases() && p < 2; p++) {
+                int producerNo = p;
+                Thread t =
+                    new Thread(
+                        () -> produceOrdered(producerNo, saved), "fault-ordered-producer-" + p);
+                t.start();
+                ordered.add(t);
+              }
+              produce(saved, permanent);
+              for (Thread t : ordered) {
+                try {
+                  t.join();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                  return;
+                }
+              }
+            },
+            "fault-producer");
     producer.start();
 
     int kills = 0;
@@ -1144,6 +1176,7 @@ final class FaultRun {
     LocalMessages saver = LocalMessages.builder(tickets).table(FaultWorker.TABLE).build();
     saver.register(FaultWorker.TYPE, m -> {}, FaultWorker.policy(FaultWorker.TYPE));
     saver.register(FaultWorker.HANG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.HANG_TYPE));
+    saver.register(FaultWorker.ORDERED_TYPE, m -> {}, FaultWorker.policy(FaultWorker.ORDERED_TYPE));
     saver.register(FaultWorker.LONG_TYPE, m -> {}, FaultWorker.policy(FaultWorker.LONG_TYPE));
     return saver;
   }
@@ -1223,6 +1256,79 @@ final class FaultRun {
         // the order insert and the ticket save are idempotent
         waitQuietly(Duration.ofMillis(200));
       }
+    }
+  }
+
+  static final int ORDERED_AGGREGATES = 40;
+  static final int ORDERED_ROUNDS = 10;
+
+  /** Meets the two ordered producers at each aggregate, so their transactions overlap there. */
+  private final java.util.concurrent.CyclicBarrier orderedMeet =
+      new java.util.concurrent.CyclicBarrier(2);
+
+  /**
+   * Saves ordered tickets, one per aggregate and round, each in a transaction of its own that stays
+   * open up to 50 ms after the save (1 to 2 s at four aggregates a round). The two producers meet
+   * before each aggregate and save into it at the same moment: one save waits for the other's
+   * transaction (the save locks the aggregate), so their commit order is the order to deliver in.
+   * Without that lock the later id may commit first and run before the earlier one becomes visible,
+   * which the audit counts. Round {@code n} starts once the main producer is {@code n} tenths
+   * through.
+   */
+  private void produceOrdered(int producer, AtomicLong saved) {
+    LocalMessages saver = saver();
+    Random r = new Random(producer);
+    for (int round = 0; round < ORDERED_ROUNDS; round++) {
+      long pace = (long) plan.tickets() * round / ORDERED_ROUNDS;
+      while (saved.get() < pace) {
+        waitQuietly(Duration.ofMillis(50));
+      }
+      for (int a = 0; a < ORDERED_AGGREGATES; a++) {
+        String key = "ord-a" + a + "-" + producer + "-" + round;
+        meetTheOtherProducer();
+        while (true) {
+          try (Connection c = tickets.getConnection()) {
+            c.setAutoCommit(false);
+            long before = System.nanoTime();
+            saver.save(
+                c,
+                NewMessage.action(FaultWorker.ORDERED_TYPE, key)
+                    .aggregateId("a" + a)
+                    .payload("{}")
+                    .build());
+            if (System.nanoTime() - before > TimeUnit.MILLISECONDS.toNanos(3)) {
+              phases.orderedSavesWaited.incrementAndGet();
+            }
+            // a business transaction's own work: mostly short, at one aggregate a round a second
+            // or two, longer than a claim takes to see the other producer's committed save
+            waitQuietly(
+                Duration.ofMillis(a % 10 == round % 10 ? 1000 + r.nextInt(1000) : r.nextInt(50)));
+            c.commit();
+            // once per key: a retry after a commit that failed finds its row (a duplicate) or
+            // saves it anew, and both end here once
+            extraTickets.incrementAndGet();
+            phases.orderedSaved.incrementAndGet();
+            break;
+          } catch (SQLException | RuntimeException e) {
+            waitQuietly(Duration.ofMillis(200)); // the database restarted under us
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Bounded: a producer held up by a database restart lets the other go on alone; the next meeting
+   * starts afresh.
+   */
+  private void meetTheOtherProducer() {
+    try {
+      orderedMeet.await(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.BrokenBarrierException
+        | java.util.concurrent.TimeoutException e) {
+      orderedMeet.reset();
     }
   }
 

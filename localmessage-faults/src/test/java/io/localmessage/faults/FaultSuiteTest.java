@@ -166,6 +166,12 @@ class FaultSuiteTest {
         .isPositive();
     soft.assertThat(a.nulErrors).as("handler errors carrying U+0000").isPositive();
     soft.assertThat(p.poisonRows).as("poison rows inserted").isEqualTo(FaultRun.POISON_ROWS);
+    soft.assertThat(p.orderedSaved.get())
+        .as("ordered tickets saved")
+        .isEqualTo(2 * FaultRun.ORDERED_AGGREGATES * FaultRun.ORDERED_ROUNDS);
+    soft.assertThat(p.orderedSavesWaited.get())
+        .as("ordered saves that waited for another open transaction of their aggregate")
+        .isPositive();
     soft.assertThat(a.poisonDeadWithReason)
         .as("undecodable rows DEAD with a reason")
         .isEqualTo(FaultRun.POISON_ROWS);
@@ -186,5 +192,12 @@ class FaultSuiteTest {
     soft.assertThat(a.claimsOfLiveLease).as("claims of a live lease").isZero();
     soft.assertThat(a.claimsNotCountingAttempt).as("claims not counting their attempt").isZero();
     soft.assertThat(a.takeoverOfLiveOwner).as("takeovers from a live owner").isZero();
+    soft.assertThat(a.orderedDeliveries).as("deliveries of the ordered type").isPositive();
+    soft.assertThat(a.orderedOutOfOrder)
+        .as("ordered deliveries out of the order their saves committed in")
+        .isZero();
+    soft.assertThat(a.orderedAggregateOverlaps)
+        .as("two tickets of one aggregate in flight at once (live replicas)")
+        .isZero();
   }
 }

@@ -50,6 +50,18 @@ public final class FaultWorker {
    */
   static final String HANG_TYPE = "effect.hang";
 
+  /**
+   * An ordered type: the messages of one aggregate run one after another, in the order their saves
+   * committed. Keys are {@code ord-<aggregate>-<producer>-<n>}; two producers save into the same
+   * aggregates from overlapping transactions.
+   */
+  static final String ORDERED_TYPE = "effect.ordered";
+
+  /** The aggregate of an ordered key: {@code ord-a7-1-3} belongs to {@code a7}. */
+  static String aggregateOf(String orderedKey) {
+    return orderedKey.split("-", 3)[1];
+  }
+
   /** The long type only {@code replica} (and its replacement) registers. */
   static String pinnedType(String replica) {
     return "effect.pinned." + replica;
@@ -122,6 +134,14 @@ public final class FaultWorker {
               .backoff(
                   Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(500)).jitter(0.5))
               .build();
+      case ORDERED_TYPE ->
+          HandlerConfig.builder()
+              .maxAttempts(MAX_ATTEMPTS)
+              .handlerTimeout(HANDLER_TIMEOUT)
+              .ordered(true)
+              .backoff(
+                  Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(500)).jitter(0.5))
+              .build();
       case LONG_TYPE ->
           HandlerConfig.builder()
               .maxAttempts(MAX_ATTEMPTS)
@@ -183,7 +203,8 @@ public final class FaultWorker {
                   throw new IllegalStateException("injected failure with a nul \u0000 byte");
                 }
                 ThreadLocalRandom r = ThreadLocalRandom.current();
-                if (key.startsWith("fx-") && r.nextInt(100) < 10) {
+                // an ordered head that fails is retried while its successors wait
+                if ((key.startsWith("fx-") || key.startsWith("ord-")) && r.nextInt(100) < 10) {
                   d.outcome = "fail-before";
                   throw new IllegalStateException("injected failure before applying");
                 }
@@ -257,6 +278,7 @@ public final class FaultWorker {
     if (!onlyPinned) {
       lm.register(TYPE, applyHandler, policy(TYPE));
       lm.register(HANG_TYPE, applyHandler, policy(HANG_TYPE));
+      lm.register(ORDERED_TYPE, applyHandler, policy(ORDERED_TYPE));
       lm.register(LONG_TYPE, longHandler, policy(LONG_TYPE));
     }
     io.localmessage.Handler freezeHandler =
