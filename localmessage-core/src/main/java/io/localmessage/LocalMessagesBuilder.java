@@ -82,6 +82,7 @@ public final class LocalMessagesBuilder {
   private Duration loopStuckAfter = DEFAULT_LOOP_STUCK_AFTER;
   private boolean wakeUps = true;
   private boolean virtualThreads;
+  private java.util.Set<String> unorderedTypes = java.util.Set.of();
   private Dialect dialect;
   private boolean autoCreateSchema;
   private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
@@ -240,6 +241,25 @@ public final class LocalMessagesBuilder {
   }
 
   /**
+   * Types this replica saves but does not handle, named as not ordered. A save of an ordered type
+   * locks its aggregate first (see {@link HandlerConfig.Builder#ordered(boolean)}), and a type that
+   * is not registered on this replica is locked as if it were ordered: the replica that handles it
+   * may say it is, and a lock too many costs a wait, one too few breaks the order. Naming the
+   * unordered ones here spares their saves that lock, on a replica that only saves (a web tier, a
+   * producer) or that handles other types. Registering one of them here as ordered is refused.
+   *
+   * @throws IllegalArgumentException for a name that is not a valid biz type
+   */
+  public LocalMessagesBuilder unorderedTypes(String... bizTypes) {
+    java.util.Set<String> types = new java.util.TreeSet<>();
+    for (String t : Objects.requireNonNull(bizTypes, "bizTypes")) {
+      types.add(NewMessage.checkBizType(t));
+    }
+    this.unorderedTypes = java.util.Set.copyOf(types);
+    return this;
+  }
+
+  /**
    * Runs blocking handlers on virtual threads, one per message in flight, instead of a pool of
    * platform threads (default off). Needs Java 21 or later: refused on an older JVM. A handler that
    * waits on I/O then holds no platform thread, so {@link #concurrency(int)} can be in the
@@ -373,7 +393,8 @@ public final class LocalMessagesBuilder {
             loopStuckAfter,
             wakeUps,
             TracePropagation.failSafe(tracing),
-            virtualThreads);
+            virtualThreads,
+            unorderedTypes);
     return Engines.create(settings);
   }
 

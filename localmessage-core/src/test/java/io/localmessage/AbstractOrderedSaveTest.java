@@ -1,6 +1,7 @@
 package io.localmessage;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.localmessage.testing.DatabaseTest;
@@ -273,5 +274,33 @@ public abstract class AbstractOrderedSaveTest extends DatabaseTest {
       t1.commit();
     }
     assertThat(fx.countAll()).isEqualTo(6);
+  }
+
+  @Test
+  void aTypeNamedUnorderedIsSavedWithoutTheLockOnAReplicaThatDoesNotHandleIt() throws Exception {
+    // a replica that only saves: t.u is named unordered, t.x is not named (locked as if ordered)
+    LocalMessages saveOnly = fx.build(fx.builder().unorderedTypes("t.u"));
+    Future<List<SaveResult>> x2;
+    try (Connection t1 = begin()) {
+      saveOnly.save(t1, ordered("t.u", "u1", "agg-1"));
+      saveOnly.save(t1, ordered("t.x", "x1", "agg-1"));
+      assertThat(
+              saveOnOtherThread(saveOnly, new AtomicLong(), List.of(ordered("t.u", "u2", "agg-1")))
+                  .get(WAIT.toSeconds(), TimeUnit.SECONDS))
+          .as("the unordered type's save does not wait for T1")
+          .hasSize(1);
+      AtomicLong session = new AtomicLong();
+      x2 = saveOnOtherThread(saveOnly, session, List.of(ordered("t.x", "x2", "agg-1")));
+      assertThat(awaitBlocked(x2, session, () -> false))
+          .as("a type this replica does not know waits for T1, as if ordered")
+          .isTrue();
+      t1.commit();
+    }
+    assertThat(x2.get(WAIT.toSeconds(), TimeUnit.SECONDS)).hasSize(1);
+    assertThat(fx.countAll()).isEqualTo(4);
+    assertThatThrownBy(
+            () -> saveOnly.register("t.u", m -> {}, EngineFixture.config().ordered(true).build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'t.u' is named unordered");
   }
 }

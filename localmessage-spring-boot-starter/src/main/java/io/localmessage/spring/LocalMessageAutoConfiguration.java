@@ -96,6 +96,7 @@ public final class LocalMessageAutoConfiguration {
               .writeBatchSize(properties.getWriteBatchSize())
               .wakeUps(properties.isWakeUps())
               .virtualThreads(properties.isVirtualThreads())
+              .unorderedTypes(properties.getUnorderedTypes().toArray(String[]::new))
               .autoCreateSchema(schema.isInitialize());
       if (properties.getDefaultMaxAttempts() != null) {
         b.defaultMaxAttempts(properties.getDefaultMaxAttempts());

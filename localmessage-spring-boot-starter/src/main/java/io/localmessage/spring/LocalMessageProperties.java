@@ -96,6 +96,20 @@ public final class LocalMessageProperties {
    */
   private boolean virtualThreads;
 
+  /**
+   * Biz types this service saves but does not handle that are not ordered: their saves skip the
+   * aggregate lock that a type unknown here takes as if it were ordered.
+   */
+  private java.util.List<String> unorderedTypes = new java.util.ArrayList<>();
+
+  public java.util.List<String> getUnorderedTypes() {
+    return unorderedTypes;
+  }
+
+  public void setUnorderedTypes(java.util.List<String> unorderedTypes) {
+    this.unorderedTypes = unorderedTypes;
+  }
+
   public boolean isVirtualThreads() {
     return virtualThreads;
   }

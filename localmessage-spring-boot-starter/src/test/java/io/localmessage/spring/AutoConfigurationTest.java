@@ -111,7 +111,8 @@ class AutoConfigurationTest {
             "localmessage.max-payload-bytes=16",
             "localmessage.purge-batch-size=10",
             "localmessage.write-batch-size=20",
-            "localmessage.default-max-attempts=4")
+            "localmessage.default-max-attempts=4",
+            "localmessage.unordered-types=shop.order.paid,shop.order.shipped")
         .run(
             ctx -> {
               assertThat(ctx).hasNotFailed();
@@ -130,6 +131,8 @@ class AutoConfigurationTest {
               assertThat(s.purgeBatchSize()).isEqualTo(10);
               assertThat(s.writeBatchSize()).isEqualTo(20);
               assertThat(s.defaultMaxAttempts()).isEqualTo(4);
+              assertThat(s.unorderedTypes())
+                  .containsExactlyInAnyOrder("shop.order.paid", "shop.order.shipped");
               assertThat(s.autoCreateSchema()).isTrue();
               assertThat(s.meterRegistry()).isNull(); // no registry in this context
 

@@ -141,6 +141,13 @@ final class Engine implements LocalMessages {
               + settings.writeBackMargin()
               + ": the lease of a slow handler would stop being renewed while it still runs");
     }
+    if (r.config.ordered() && settings.unorderedTypes().contains(r.bizType)) {
+      throw new IllegalArgumentException(
+          "biz type '"
+              + r.bizType
+              + "' is named unordered (LocalMessagesBuilder.unorderedTypes), so its saves do not"
+              + " lock the aggregate; it cannot be registered ordered here");
+    }
     if (registrations.putIfAbsent(r.bizType, r) != null) {
       throw new IllegalArgumentException("biz type '" + r.bizType + "' is already registered");
     }

@@ -87,16 +87,16 @@ final class Saves {
   /**
    * Whether saving {@code m} first locks its aggregate until the caller's transaction ends, so the
    * aggregate runs in the order its saves committed in. Unordered types and messages without an
-   * aggregate pay nothing. A type not registered on this replica is locked as if it were ordered:
-   * the replica that handles it may say it is, and a lock too many costs a wait, a lock too few
-   * breaks the order.
+   * aggregate pay nothing. A type not registered on this replica is locked as if it were ordered,
+   * unless the builder named it unordered: the replica that handles it may say it is, and a lock
+   * too many costs a wait, a lock too few breaks the order.
    */
   private boolean locksAggregate(NewMessage m) {
     if (m.aggregateId() == null) {
       return false;
     }
     Registration reg = registrations.get(m.bizType());
-    return reg == null || reg.config.ordered();
+    return reg == null ? !settings.unorderedTypes().contains(m.bizType()) : reg.config.ordered();
   }
 
   /**

@@ -33,4 +33,5 @@ public record Settings(
     Duration loopStuckAfter,
     boolean wakeUps,
     TracePropagation tracing,
-    boolean virtualThreads) {}
+    boolean virtualThreads,
+    java.util.Set<String> unorderedTypes) {}
