@@ -65,7 +65,10 @@ public final class LocalMessageAutoConfiguration {
     TypeConfigs.checkPropertyNames(environment);
     schemaMigration.ifAvailable(m -> m.migrated()); // the library's Flyway run comes first
     LocalMessageProperties.Schema schema = properties.getSchema();
-    List<String> tables = SchemaCheck.tables(properties.getTable(), properties.getInboxTable());
+    List<String> tables =
+        schema.isInitialize() || schema.isVerify()
+            ? SchemaCheck.tables(dataSource, properties.getTable(), properties.getInboxTable())
+            : List.of();
     List<String> missingBefore =
         schema.isInitialize() || schema.isVerify()
             ? SchemaCheck.missing(dataSource, tables)

@@ -41,14 +41,44 @@ class StartupChecksTest {
               ctx -> {
                 assertThat(ctx).hasFailed();
                 FailureAnalysis analysis = analyze(ctx.getStartupFailure());
+                // MySQL/MariaDB and H2 also lock ordered saves' aggregates in a table
                 assertThat(analysis.getDescription())
-                    .contains("[local_message, local_message_control, local_message_audit]")
+                    .contains(
+                        kind == TestDatabase.Kind.POSTGRESQL
+                            ? "[local_message, local_message_control, local_message_audit]"
+                            : "[local_message, local_message_control, local_message_audit,"
+                                + " local_message_lock]")
                     .contains("do not exist");
                 assertThat(analysis.getAction())
                     .contains("localmessage.schema.initialize=true")
                     .contains("classpath:db/localmessage/")
                     .contains("localmessage_schema_history")
                     .contains("flyway-database-postgresql");
+              });
+    }
+  }
+
+  /**
+   * A MySQL/MariaDB or H2 schema migrated by hand up to step V3: the first ordered save would fail
+   * on the missing lock table, so the start stops and names it.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = TestDatabase.Kind.class,
+      names = {"MARIADB", "H2"})
+  void aSchemaWithoutTheLockTableOfOrderedSavesStopsTheStartNamingIt(TestDatabase.Kind kind) {
+    try (TestDatabase db = TestDatabase.create(kind)) {
+      Contexts.runner(db).run(ctx -> assertThat(ctx).hasNotFailed()); // the whole schema
+      Sql.update(db.dataSource(1), "DROP TABLE local_message_lock");
+      Contexts.runner(db)
+          .withClassLoader(new FilteredClassLoader("org.flywaydb"))
+          .withPropertyValues("localmessage.schema.initialize=false")
+          .run(
+              ctx -> {
+                assertThat(ctx).hasFailed();
+                assertThat(analyze(ctx.getStartupFailure()).getDescription())
+                    .contains("[local_message_lock]")
+                    .contains("do not exist");
               });
     }
   }

@@ -30,6 +30,25 @@ public final class SchemaCheck {
   }
 
   /**
+   * The engine's tables on the database behind {@code dataSource}: on MySQL/MariaDB and H2 also the
+   * lock table of ordered saves (schema step V4; PostgreSQL locks an aggregate without a table), so
+   * a schema migrated by hand without that step stops the start instead of the first ordered save.
+   * Without the lock table when the database cannot be asked: {@link #missing} then checks nothing.
+   */
+  public static List<String> tables(DataSource dataSource, String table, String inboxTable) {
+    String folder;
+    try {
+      folder = scriptFolder(dataSource);
+    } catch (StartupCheckException unreachable) {
+      folder = null;
+    }
+    if ("mysql".equals(folder) || "h2".equals(folder)) {
+      return List.of(table, table + "_control", table + "_audit", table + "_lock", inboxTable);
+    }
+    return tables(table, inboxTable);
+  }
+
+  /**
    * The tables of {@code names} the database says do not exist. Empty also when the database could
    * not be asked (it is down at startup, for example): the engine then retries on its own, and only
    * a missing table is a reason to refuse to start.
