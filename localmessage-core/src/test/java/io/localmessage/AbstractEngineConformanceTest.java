@@ -566,35 +566,61 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
     fx.build(fx.builder()); // creates the tables
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
+    // held at its first way to the database: borrowing a connection, or a statement on one it
+    // keeps (the renewer keeps its connection while executions are in flight)
+    Runnable holdIfLoop =
+        () -> {
+          if (!Thread.currentThread().getName().startsWith(loop + "halting")
+              || held.getCount() == 0) {
+            return;
+          }
+          held.countDown();
+          // a driver deep in a statement does not answer interrupts
+          boolean interrupted = false;
+          while (true) {
+            try {
+              release.await(20, TimeUnit.SECONDS);
+              break;
+            } catch (InterruptedException e) {
+              interrupted = true;
+            }
+          }
+          if (interrupted) {
+            Thread.currentThread().interrupt();
+          }
+        };
     DataSource holding =
         (DataSource)
             java.lang.reflect.Proxy.newProxyInstance(
                 DataSource.class.getClassLoader(),
                 new Class<?>[] {DataSource.class},
                 (proxy, method, args) -> {
-                  if (method.getName().equals("getConnection")
-                      && Thread.currentThread().getName().startsWith(loop + "halting")
-                      && held.getCount() > 0) {
-                    held.countDown();
-                    // a driver deep in a statement does not answer interrupts
-                    boolean interrupted = false;
-                    while (true) {
-                      try {
-                        release.await(20, TimeUnit.SECONDS);
-                        break;
-                      } catch (InterruptedException e) {
-                        interrupted = true;
-                      }
-                    }
-                    if (interrupted) {
-                      Thread.currentThread().interrupt();
-                    }
+                  if (method.getName().equals("getConnection")) {
+                    holdIfLoop.run();
                   }
+                  Object result;
                   try {
-                    return method.invoke(ds, args);
+                    result = method.invoke(ds, args);
                   } catch (java.lang.reflect.InvocationTargetException e) {
                     throw e.getCause();
                   }
+                  if (!(result instanceof Connection c)) {
+                    return result;
+                  }
+                  return java.lang.reflect.Proxy.newProxyInstance(
+                      Connection.class.getClassLoader(),
+                      new Class<?>[] {Connection.class},
+                      (p2, m2, a2) -> {
+                        if (m2.getName().startsWith("prepare")
+                            || m2.getName().equals("createStatement")) {
+                          holdIfLoop.run();
+                        }
+                        try {
+                          return m2.invoke(c, a2);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                          throw e.getCause();
+                        }
+                      });
                 });
     LocalMessages lm = fx.build(fx.builder(holding).replicaId("halting"));
     CountDownLatch inside = new CountDownLatch(1);

@@ -254,7 +254,27 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
         }
         throw new SQLTransientConnectionException("database unreachable (test outage)", "08001");
       }
-      return target.getConnection();
+      Connection c = target.getConnection();
+      // an outage reaches the connections already open too (the renewer keeps one)
+      return (Connection)
+          java.lang.reflect.Proxy.newProxyInstance(
+              Connection.class.getClassLoader(),
+              new Class<?>[] {Connection.class},
+              (proxy, method, args) -> {
+                String name = method.getName();
+                if (down.get()
+                    && !name.equals("close")
+                    && !name.equals("isClosed")
+                    && !name.equals("abort")) {
+                  throw new SQLTransientConnectionException(
+                      "database unreachable (test outage)", "08006");
+                }
+                try {
+                  return method.invoke(c, args);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                  throw e.getCause();
+                }
+              });
     }
 
     @Override
@@ -627,6 +647,52 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("id = ?", s.id()) == 0);
     assertThat(runs).as("the success written late, not run again").containsExactly("a");
     assertThat(counting.writeBackDropped.get()).isZero();
+  }
+
+  /**
+   * Handlers that do database work on the engine's own pool take every connection of it: the lease
+   * renewer still renews, on the connection it keeps while executions are in flight, and no other
+   * replica runs the messages beside the handlers still inside them.
+   */
+  @Test
+  void handlersTakingEveryConnectionOfThePoolDoNotStarveTheLeaseRenewer() {
+    DataSource two = db.dataSource(2); // one per handler: nothing left for the engine's loops
+    fx.build(fx.builder()).close(); // the tables
+    Duration lease = Duration.ofSeconds(3);
+    List<String> runs = new CopyOnWriteArrayList<>();
+    LocalMessages a =
+        fx.build(
+            fx.builder(two)
+                .replicaId("a")
+                .autoCreateSchema(false)
+                .wakeUps(false) // no listening connection: the two handlers take the whole pool
+                .concurrency(2)
+                .lease(lease));
+    a.register(
+        "t.pool",
+        m -> {
+          runs.add("a:" + m.idemKey());
+          try (Connection c = two.getConnection();
+              PreparedStatement ps = c.prepareStatement("SELECT 1")) {
+            ps.execute();
+            Thread.sleep(6_000); // the handler's own work, twice the lease, holding its connection
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(20)).build());
+    LocalMessages b =
+        fx.build(fx.builder().replicaId("b").lease(lease).pollInterval(Duration.ofMillis(50)));
+    b.register("t.pool", m -> runs.add("b:" + m.idemKey()), EngineFixture.config().build());
+    fx.save(a, action("t.pool", "k1"));
+    fx.save(a, action("t.pool", "k2"));
+    a.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> runs.size() == 2);
+    b.start();
+    Waits.holds(
+        "no run on replica b while a's handlers are inside",
+        Duration.ofSeconds(8),
+        () -> runs.stream().noneMatch(r -> r.startsWith("b:")));
+    await().atMost(Duration.ofSeconds(60)).until(() -> fx.countAll() == 0);
+    assertThat(runs).containsExactlyInAnyOrder("a:k1", "a:k2");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.localmessage.internal.engine;
 
 import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.internal.store.ReservedConnection;
 import io.localmessage.spi.EngineListener;
 import java.time.Duration;
 import java.util.List;
@@ -43,6 +44,7 @@ final class Executions {
   private final ExecutorService asyncCallers;
   private final ScheduledThreadPoolExecutor watchdog;
   private final ScheduledThreadPoolExecutor renewal;
+  private final ReservedConnection renewalConnection;
   private final LoopHealth watchdogHealth;
   private final LoopHealth renewerHealth;
 
@@ -80,9 +82,11 @@ final class Executions {
     Duration renewTick = LeaseRenewer.tick(settings.lease());
     this.renewerHealth =
         new LoopHealth("renewer", Threads.max(stuck, renewTick.multipliedBy(10)), () -> true);
+    this.renewalConnection = queue.reserveConnection();
     LeaseRenewer renewer =
         new LeaseRenewer(
             queue,
+            renewalConnection,
             inFlight,
             unwritten,
             listener,
@@ -130,6 +134,11 @@ final class Executions {
    * slots and the claimed rows.
    */
   Execution start(Registration reg, List<ClaimedMessage> messages) {
+    if (!renewalConnection.held()) {
+      // before the handlers that may take the rest of the pool: the renewer's connection (kept
+      // while executions are in flight, given back after a lease without any)
+      renewalConnection.reserve();
+    }
     Execution e = new Execution(reg, messages, outcomes, settings.tracing(), this::finished);
     inFlight.add(e);
     try {
@@ -244,7 +253,9 @@ final class Executions {
       // will not end for it, so close does not wait the grace for stages alone
       awaitNone(SHUTDOWN_GRACE, e -> !e.pending());
     }
-    renewal.shutdownNow();
+    // the renewer's connection goes back on the renewer's own thread, after a renewal under way
+    renewal.execute(renewalConnection::close);
+    renewal.shutdown();
     int kept = 0;
     for (Execution e : inFlight) {
       if (!e.abandonIfInside()) {
@@ -268,9 +279,12 @@ final class Executions {
     }
   }
 
-  /** After the writer stopped: the watchdog goes, and the pool gets a last short wait. */
+  /** After the writer stopped: the watchdog goes, and the renewer gets a last short wait. */
   void finish() {
     watchdog.shutdownNow();
+    // the renewer gave its connection back on its own thread (close()); a renewal still under way
+    // is waited for a second, then left to end and give it back
+    Threads.await(renewal, Duration.ofSeconds(1));
   }
 
   /** The last wait for the worker threads, at the very end of a stop. */
@@ -299,10 +313,15 @@ final class Executions {
     renewal.shutdownNow();
   }
 
-  /** After {@link #halt()}: waits at most {@code timeout} for the watchdog and the renewer. */
+  /**
+   * After {@link #halt()}: waits at most {@code timeout} for the watchdog and the renewer, then
+   * gives the renewer's connection back (not while a renewal is still under way on it).
+   */
   void awaitLoops(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     Threads.await(watchdog, Threads.left(deadline));
-    Threads.await(renewal, Threads.left(deadline));
+    if (Threads.await(renewal, Threads.left(deadline))) {
+      renewalConnection.close();
+    }
   }
 }

@@ -1,6 +1,7 @@
 package io.localmessage.internal.engine;
 
 import io.localmessage.internal.store.MessageQueue;
+import io.localmessage.internal.store.ReservedConnection;
 import io.localmessage.spi.EngineListener;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +22,12 @@ import org.slf4j.LoggerFactory;
  * finished run holds it until its outcome is written: a backed-up writer never lets another replica
  * run a message whose outcome is on its way.
  *
+ * <p>Renewals run on a connection the renewer keeps for itself while executions are in flight
+ * (borrowed before the first of them starts, given back after a lease without any, borrowed again
+ * after a failure): handlers that do database work on the same pool can take every other
+ * connection, and a renewal still never waits for one. A lease lost because the renewal had to wait
+ * would let another replica run the message beside the handler still inside it.
+ *
  * <p>A renewal that finds a message's version changed means the message was cancelled or taken over
  * (this replica's lease ran out, for example while it was frozen or cut off from the database): the
  * execution is fenced, its outcome will be dropped, and the handler is interrupted. Renewal stops
@@ -32,6 +39,8 @@ final class LeaseRenewer {
   private static final int MAX_PER_STATEMENT = 1000;
 
   private final MessageQueue queue;
+  // the renewer's own connection: a renewal never waits behind the handlers' use of the pool
+  private final ReservedConnection connection;
   private final Collection<Execution> inFlight;
   // executions whose thread has left, with outcomes not yet written
   private final Collection<Execution> unwritten;
@@ -40,9 +49,11 @@ final class LeaseRenewer {
   private final long leaseNanos;
   private final long renewAfterNanos;
   private final long maxExecutionNanos;
+  private long lastBusyNanos = System.nanoTime(); // renewer thread only
 
   LeaseRenewer(
       MessageQueue queue,
+      ReservedConnection connection,
       Collection<Execution> inFlight,
       Collection<Execution> unwritten,
       EngineListener listener,
@@ -50,6 +61,7 @@ final class LeaseRenewer {
       Duration lease,
       Duration maxExecutionTime) {
     this.queue = queue;
+    this.connection = connection;
     this.inFlight = inFlight;
     this.unwritten = unwritten;
     this.listener = listener;
@@ -83,6 +95,11 @@ final class LeaseRenewer {
       }
       for (int i = 0; i < due.size(); i += MAX_PER_STATEMENT) {
         renew(due.subList(i, Math.min(due.size(), i + MAX_PER_STATEMENT)), owner);
+      }
+      if (!inFlight.isEmpty() || !unwritten.isEmpty()) {
+        lastBusyNanos = now;
+      } else if (now - lastBusyNanos > leaseNanos && connection.held()) {
+        connection.release(); // a lease without executions: the pool gets it back until the next
       }
       health.success();
     } catch (Throwable t) {
@@ -127,7 +144,7 @@ final class LeaseRenewer {
       versions[i] = batch.get(i).row().version();
     }
     long start = System.nanoTime();
-    Set<Long> matched = queue.renewLeases(ids, versions, leaseNanos / 1_000_000);
+    Set<Long> matched = queue.renewLeases(connection, ids, versions, leaseNanos / 1_000_000);
     Map<String, int[]> counts = new LinkedHashMap<>();
     for (ClaimedMessage m : batch) {
       int[] c = counts.computeIfAbsent(m.bizType(), t -> new int[2]);

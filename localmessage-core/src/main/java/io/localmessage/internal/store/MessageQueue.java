@@ -94,13 +94,22 @@ public final class MessageQueue {
     }
   }
 
-  /** Extends the leases of the messages whose versions still match; returns the ids that did. */
-  public Set<Long> renewLeases(long[] ids, long[] versions, long leaseMillis) {
-    try (Connection c = Transactions.autocommit(dataSource)) {
-      return dialect.renewLeases(c, table, ids, versions, leaseMillis);
+  /**
+   * Extends the leases of the messages whose versions still match; returns the ids that did. Runs
+   * on {@code reserved}, the renewer's own connection: a renewal never waits for the pool.
+   */
+  public Set<Long> renewLeases(
+      ReservedConnection reserved, long[] ids, long[] versions, long leaseMillis) {
+    try {
+      return reserved.use(c -> dialect.renewLeases(c, table, ids, versions, leaseMillis));
     } catch (SQLException e) {
       throw new StoreException("renewing leases failed: " + e.getMessage(), e);
     }
+  }
+
+  /** A connection of this queue's pool for one loop to keep (see {@link ReservedConnection}). */
+  public ReservedConnection reserveConnection() {
+    return new ReservedConnection(dataSource);
   }
 
   /**
