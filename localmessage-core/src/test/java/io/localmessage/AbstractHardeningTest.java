@@ -650,6 +650,39 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
   }
 
   /**
+   * The renewal of a finished run's lease is bounded like a running one's: an outcome its writer
+   * cannot write (here the writer is cut off for good while renewals pass) is no longer renewed
+   * once {@code maxExecutionTime} has passed since the handler started, so the message runs again.
+   */
+  @Test
+  void anOutcomeThatCannotBeWrittenStopsHoldingItsLeaseAtTheCap() {
+    Outage outage = new Outage(ds);
+    fx.build(fx.builder()).close(); // the tables, before the outage
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    LocalMessages lm =
+        fx.build(
+            fx.builder(outage)
+                .lease(Duration.ofMillis(1200))
+                .maxExecutionTime(Duration.ofSeconds(2))
+                .autoCreateSchema(false)
+                .listener(counting));
+    AtomicInteger runs = new AtomicInteger();
+    lm.register(
+        "t.cap",
+        m -> runs.incrementAndGet(),
+        EngineFixture.config().handlerTimeout(Duration.ofMillis(500)).build());
+    fx.save(lm, action("t.cap", "k"));
+    outage.downForTheWriter.set(true); // while renewals pass
+    lm.start();
+    // renewed until 2 s after the handler started, then the lease runs out and the outcome is
+    // dropped (before: renewed for as long as the writer could not write, here for ever)
+    await().atMost(Duration.ofSeconds(20)).until(() -> counting.writeBackDropped.get() == 1);
+    outage.downForTheWriter.set(false);
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
+    assertThat(runs.get()).as("run again once its lease ran out").isEqualTo(2);
+  }
+
+  /**
    * Handlers that do database work on the engine's own pool take every connection of it: the lease
    * renewer still renews, on the connection it keeps while executions are in flight, and no other
    * replica runs the messages beside the handlers still inside them.

@@ -422,15 +422,19 @@ final class Execution implements Runnable {
 
   /** Whether the thread is inside the handler for longer than {@code maxNanos} (once true). */
   synchronized boolean pastCapFirstTime(long now, long maxNanos) {
-    if (!inside() || capReported || now - startNanos < maxNanos) {
+    if (capReported || now - startNanos < maxNanos) {
       return false;
     }
     capReported = true;
     return true;
   }
 
+  /**
+   * Whether {@code maxNanos} have passed since the handler started: a started execution's lease is
+   * no longer renewed then, inside the handler or with its outcome still waiting to be written.
+   */
   synchronized boolean pastCap(long now, long maxNanos) {
-    return inside() && now - startNanos >= maxNanos;
+    return now - startNanos >= maxNanos;
   }
 
   String ids() {

@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * <p>A renewal that finds a message's version changed means the message was cancelled or taken over
  * (this replica's lease ran out, for example while it was frozen or cut off from the database): the
  * execution is fenced, its outcome will be dropped, and the handler is interrupted. Renewal stops
- * at {@code maxExecutionTime} after the handler started, so a wedged thread cannot hold a message
- * forever: its lease then runs out and another replica may run the message.
+ * at {@code maxExecutionTime} after the handler started, so neither a wedged thread nor an outcome
+ * the writer cannot write can hold a message forever: its lease then runs out and another replica
+ * may run the message.
  */
 final class LeaseRenewer {
   private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
@@ -84,13 +85,14 @@ final class LeaseRenewer {
       Map<ClaimedMessage, Execution> owner = new LinkedHashMap<>();
       for (Execution e : inFlight) {
         if (e.inside()) {
-          dueOfRunning(e, now, due, owner);
+          dueUnlessPastCap(e, now, due, owner);
         }
       }
       for (Execution e : unwritten) {
         if (!e.written.isDone()) {
-          // no cap: the outcome is the engine's own to write, and is written or dropped soon
-          dueOf(e, now, due, owner);
+          // the same cap: an outcome the writer cannot write for that long (a write-back the
+          // database keeps refusing while renewals pass) must not hold its message for ever
+          dueUnlessPastCap(e, now, due, owner);
         }
       }
       for (int i = 0; i < due.size(); i += MAX_PER_STATEMENT) {
@@ -108,8 +110,11 @@ final class LeaseRenewer {
     }
   }
 
-  /** The messages of a running execution that are due, unless it is past its renewal cap. */
-  private void dueOfRunning(
+  /**
+   * The messages of a started execution that are due, unless {@code maxExecutionTime} has passed
+   * since its handler started.
+   */
+  private void dueUnlessPastCap(
       Execution e, long now, List<ClaimedMessage> due, Map<ClaimedMessage, Execution> owner) {
     if (e.pastCap(now, maxExecutionNanos)) {
       if (e.pastCapFirstTime(now, maxExecutionNanos)) {
@@ -123,11 +128,6 @@ final class LeaseRenewer {
       }
       return;
     }
-    dueOf(e, now, due, owner);
-  }
-
-  private void dueOf(
-      Execution e, long now, List<ClaimedMessage> due, Map<ClaimedMessage, Execution> owner) {
     for (ClaimedMessage m : e.messages) {
       if (!m.fenced() && now - m.renewedAtNanos() >= renewAfterNanos) {
         due.add(m);
