@@ -10,6 +10,7 @@ import io.localmessage.spi.EngineListener;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
+import io.localmessage.testing.StatementLog;
 import io.localmessage.testing.Waits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -393,16 +394,27 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
 
   @Test
   void inTransactionStartsTheMessageWithoutThePoller() {
-    LocalMessages lm = fx.build(fx.builder().pollInterval(Duration.ofMinutes(10)));
+    StatementLog log = new StatementLog(ds);
+    fx.build(fx.builder()).close(); // the tables
+    LocalMessages lm =
+        fx.build(
+            fx.builder(log.dataSource())
+                .autoCreateSchema(false)
+                .replicaId("dispatch")
+                .pollInterval(Duration.ofMinutes(10)));
     List<String> ran = new CopyOnWriteArrayList<>();
     lm.register("t.a", m -> ran.add(m.idemKey()), EngineFixture.config().build());
-    // the poller's first round (at start) claims the probe: once the probe ran that round is
-    // over, and after a round that found something the next one is a tenth of the poll interval
-    // (one minute) away. (The poller's health is no sign: it reports success at start, before
-    // its first round, and a save racing that round would be claimed by it.)
+    // the poller's first round (at start) claims the probe; when the probe's slot comes back it
+    // claims once more (a claim that found messages may have passed over locked rows), finds
+    // nothing, and the next round is a tenth of the poll interval (one minute) away. (The
+    // poller's health is no sign: it reports success at start, before its first round, and a
+    // save racing those rounds would be claimed by them.)
     fx.save(lm, action("t.a", "probe"));
     lm.start();
     await().atMost(Duration.ofSeconds(5)).until(() -> ran.contains("probe"));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> log.count("lm-poller-dispatch", sql -> sql.contains("SKIP LOCKED")) >= 2);
     ran.clear();
     fx.save(lm, action("t.a", "plain"));
     Waits.holds(

@@ -9,9 +9,15 @@ import io.localmessage.testing.StatementLog;
 import io.localmessage.testing.Waits;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -136,6 +142,60 @@ public abstract class AbstractWakeUpTest extends DatabaseTest {
     fx.saveMany(lm, "t.backlog", 200, null);
     lm.start();
     await().atMost(Duration.ofSeconds(50)).until(() -> runs.get() == 200);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+  }
+
+  /**
+   * A claim that comes back short is not proof that nothing else is due: {@code SKIP LOCKED} passes
+   * over rows another session holds at that moment (here the test's own transaction, as another
+   * replica's claim or an operator's action would). Once they are free, the slots that come back
+   * start the next claim: with a 10-minute poll interval, waiting for the poll (or its adaptive
+   * tenth, a minute) cannot run them within the deadline.
+   */
+  @Test
+  void rowsPassedOverBecauseTheyWereLockedAreClaimedWhenSlotsComeBack() throws Exception {
+    LocalMessages lm = fx.build(fx.builder().pollInterval(Duration.ofMinutes(10)).concurrency(10));
+    AtomicInteger started = new AtomicInteger();
+    CountDownLatch gate = new CountDownLatch(1);
+    lm.register(
+        "t.passed",
+        m -> {
+          started.incrementAndGet();
+          if (!gate.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the test never opened the gate");
+          }
+        },
+        EngineFixture.config().build());
+    fx.saveMany(lm, "t.passed", 6, null);
+    try (Connection holder = ds.getConnection()) {
+      holder.setAutoCommit(false);
+      // the three oldest by a plain read, then each locked by its id alone: a locking statement
+      // that scans (a subquery, an IN list on a small table) may lock every row it reads (InnoDB
+      // does, at REPEATABLE READ), which would hide all six rows from the claim
+      List<Long> oldest = new ArrayList<>();
+      try (Statement st = holder.createStatement();
+          ResultSet rs = st.executeQuery("SELECT id FROM " + fx.table + " ORDER BY id")) {
+        while (rs.next() && oldest.size() < 3) {
+          oldest.add(rs.getLong(1));
+        }
+      }
+      int locked = 0;
+      for (long id : oldest) {
+        try (PreparedStatement ps =
+            holder.prepareStatement("SELECT id FROM " + fx.table + " WHERE id = ? FOR UPDATE")) {
+          ps.setLong(1, id);
+          try (ResultSet rs = ps.executeQuery()) {
+            locked += rs.next() ? 1 : 0;
+          }
+        }
+      }
+      assertThat(locked).isEqualTo(3);
+      lm.start();
+      await().atMost(Duration.ofSeconds(20)).until(() -> started.get() == 3);
+      holder.commit();
+    }
+    gate.countDown();
+    await().atMost(Duration.ofSeconds(20)).until(() -> started.get() == 6);
     await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
   }
 

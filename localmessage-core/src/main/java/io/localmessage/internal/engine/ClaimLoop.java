@@ -13,9 +13,16 @@ import org.slf4j.LoggerFactory;
 /**
  * The poller: one thread that decides when to claim. It claims at once for messages committed on
  * this replica (after-commit dispatch), on a wake-up from another replica or an operator, when
- * slots come back after a starved or full claim, when a retry this replica wrote falls due, and
- * otherwise every poll interval, adaptively: after a claim that found messages the next comes after
- * a tenth of the interval, and each empty claim doubles the wait back to the interval.
+ * slots come back after a claim that found messages or found no free slot, when a retry this
+ * replica wrote falls due, and otherwise every poll interval, adaptively: after a claim that found
+ * messages the next comes after a tenth of the interval, and each empty claim doubles the wait back
+ * to the interval.
+ *
+ * <p>A claim that comes back short (fewer messages than it asked for) is not proof that nothing
+ * else is due: {@code SKIP LOCKED} passes over rows another session holds at that moment (another
+ * replica's claim, an operator's action, a sweep). So only an empty claim with free slots ends the
+ * chain; after any claim that found messages, the slots its executions give back start the next
+ * claim, and a backlog never waits for the poll interval or its tenth.
  */
 final class ClaimLoop {
   private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
@@ -166,6 +173,8 @@ final class ClaimLoop {
     long lastGeneral = 0;
     long interval = settings.pollInterval().toNanos();
     boolean lastFull = false;
+    // Slots.freedCount() when the last general claim started
+    long freedAtClaim = 0;
     int failures = 0;
     while (running) {
       try {
@@ -177,7 +186,10 @@ final class ClaimLoop {
             wakeUps.requestNotify();
           }
         }
-        boolean slotsCameBack = slots.starved() && slots.available() > 0;
+        // slots given back since the last general claim, after one that found messages or no free
+        // slot: a wait that ended for another reason (an old signal) does not count as one
+        boolean slotsCameBack =
+            slots.starved() && slots.freedCount() != freedAtClaim && slots.available() > 0;
         long now = System.nanoTime();
         boolean dueReached = takeDue(now);
         boolean woken = wakeRequested;
@@ -196,12 +208,17 @@ final class ClaimLoop {
                   || dueReached
                   || claimer.fairRoundDue(now, settings.pollInterval().toNanos())
                   || !(lastFull || slotsCameBack);
+          freedAtClaim = slots.freedCount();
+          // executions that end while the claim runs wake the poller too: set after the claim,
+          // their slots could come back unnoticed until the next poll
+          slots.starved(true);
           Claimer.Result r = claimer.claim(null, null, !fair);
           lastGeneral = now;
           ranGeneral = true;
           full = r.full();
           slots.claimTook(claimer.lastClaimNanos());
-          slots.starved(r.noFreeSlots() || r.full());
+          // a full claim is one that found messages; a short one may have passed over locked rows
+          slots.starved(r.noFreeSlots() || r.claimed() > 0);
           interval =
               r.claimed() > 0
                   ? minIntervalNanos

@@ -1,6 +1,7 @@
 package io.localmessage.internal.engine;
 
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The execution slots of this replica: one total and one per registered type. A claim reserves
@@ -15,6 +16,9 @@ final class Slots {
   private volatile long claimNanos;
   private final Signal signal;
   private volatile boolean starved;
+  // executions that gave their slots back so far: the poller compares it across a wait to tell
+  // slots that came back from slots that were free all along
+  private final AtomicLong freed = new AtomicLong();
 
   Slots(int concurrency, Signal signal) {
     this.total = new Semaphore(concurrency);
@@ -84,11 +88,12 @@ final class Slots {
   }
 
   /**
-   * An execution left: gives its slots back and, when the last claim found no free slot or came
-   * back full, wakes the poller once the wake threshold of slots is free.
+   * An execution left: gives its slots back and, when the last claim found messages or no free
+   * slot, wakes the poller once the wake threshold of slots is free.
    */
   void finished(Registration reg, int n, long handlerNanos) {
     release(reg, n);
+    freed.incrementAndGet();
     if (starved && total.availablePermits() >= wakeThreshold(handlerNanos)) {
       signal.signal();
     }
@@ -96,6 +101,11 @@ final class Slots {
 
   boolean starved() {
     return starved;
+  }
+
+  /** How many executions have given their slots back so far. */
+  long freedCount() {
+    return freed.get();
   }
 
   void starved(boolean starved) {
