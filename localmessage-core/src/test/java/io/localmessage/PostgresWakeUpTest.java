@@ -7,6 +7,9 @@ import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import io.localmessage.testing.Waits;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /** Cross-replica wake-ups through LISTEN/NOTIFY, and the retry timing, on PostgreSQL. */
@@ -67,6 +71,35 @@ class PostgresWakeUpTest extends AbstractWakeUpTest {
         "[wake-up] commit -> handler on another replica: %.1f ms%n", (lastStart.get() - t0) / 1e6);
     assertThat(lastStart.get() - t0).isLessThan(TimeUnit.SECONDS.toNanos(1));
     assertThat(w.health().healthy()).isTrue();
+  }
+
+  /**
+   * The listening connection goes back to the pool with the application name it was handed out
+   * with: the listener names its session while it listens, and a {@code RESET} would leave the
+   * server's default (empty) on a connection whose name the driver set after connecting, so the
+   * application's own name (here the pool's) was lost on that pooled connection.
+   */
+  @Test
+  void theListeningConnectionGoesBackToThePoolWithTheApplicationNameItHad() throws Exception {
+    DataSource two = db.dataSource(2);
+    fx.build(fx.builder()).close(); // the tables
+    LocalMessages w = fx.build(fx.builder(two).autoCreateSchema(false).replicaId("w-name"));
+    w.register("t.name", m -> {}, EngineFixture.config().build());
+    w.start();
+    awaitListening(w);
+    w.close();
+    List<String> names = new ArrayList<>();
+    try (Connection c1 = two.getConnection();
+        Connection c2 = two.getConnection()) {
+      for (Connection c : List.of(c1, c2)) {
+        try (Statement st = c.createStatement();
+            ResultSet rs = st.executeQuery("SHOW application_name")) {
+          rs.next();
+          names.add(rs.getString(1));
+        }
+      }
+    }
+    assertThat(names).allMatch(n -> n.startsWith(db.name() + "-"), "the pool's own name");
   }
 
   @Test

@@ -78,6 +78,10 @@ public final class TestDatabase implements AutoCloseable {
     c.setMinimumIdle(0);
     c.setPoolName(name + "-" + pools.size());
     c.setConnectionTimeout(10_000);
+    if (kind == Kind.POSTGRESQL) {
+      // the pool's sessions carry its name: killSessions() ends them and no other build's
+      c.addDataSourceProperty("ApplicationName", c.getPoolName());
+    }
     if (zone != null) {
       c.setConnectionInitSql(
           switch (kind) {
@@ -136,6 +140,63 @@ public final class TestDatabase implements AutoCloseable {
               "CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
       case H2 -> {}
     }
+  }
+
+  /**
+   * Ends every session of this database's pools, as a failover or a cut network would: each pool
+   * finds its connections broken at their next use. On PostgreSQL the sessions are found by the
+   * pools' application name, on MariaDB by this database; a session of another test database
+   * (another build running beside this one) is never touched. Returns how many sessions were ended.
+   * Not on H2: its in-memory database closes with its aborted sessions, so there is no connection
+   * failure to simulate without losing the data.
+   */
+  public int killSessions() {
+    if (kind == Kind.H2) {
+      throw new UnsupportedOperationException("no session of the in-memory H2 database to cut");
+    }
+    try (Connection c = DriverManager.getConnection(adminUrl(), user(), password());
+        Statement st = c.createStatement()) {
+      java.util.List<Long> ids = new java.util.ArrayList<>();
+      String find =
+          switch (kind) {
+            case POSTGRESQL ->
+                "SELECT pid FROM pg_stat_activity WHERE application_name LIKE '"
+                    + name
+                    + "-%' AND pid <> pg_backend_pid()";
+            case MARIADB ->
+                "SELECT id FROM information_schema.processlist WHERE db = '"
+                    + name
+                    + "' AND id <> CONNECTION_ID()";
+            case H2 -> throw new IllegalStateException("H2");
+          };
+      try (java.sql.ResultSet rs = st.executeQuery(find)) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+      int killed = 0;
+      for (long id : ids) {
+        String kill =
+            switch (kind) {
+              case POSTGRESQL -> "SELECT pg_terminate_backend(" + id + ")";
+              case MARIADB -> "KILL " + id;
+              case H2 -> throw new IllegalStateException("H2");
+            };
+        try {
+          st.execute(kill);
+          killed++;
+        } catch (SQLException gone) {
+          // the session ended on its own in the meantime
+        }
+      }
+      return killed;
+    } catch (SQLException e) {
+      throw new IllegalStateException("ending the sessions of " + name + " failed", e);
+    }
+  }
+
+  private String adminUrl() {
+    return kind == Kind.POSTGRESQL ? PG_URL : MARIADB_URL;
   }
 
   @Override

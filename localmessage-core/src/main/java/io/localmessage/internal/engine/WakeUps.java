@@ -157,6 +157,8 @@ final class WakeUps {
     while (running) {
       Connection c = null;
       boolean broken = false;
+      // the name the connection was handed out with, restored when it goes back to the pool
+      String ownName = null;
       try {
         c = Transactions.autocommit(dataSource);
         listening = c;
@@ -168,6 +170,9 @@ final class WakeUps {
         }
         String ch = channel(c);
         try (Statement st = c.createStatement()) {
+          try (java.sql.ResultSet rs = st.executeQuery("SHOW application_name")) {
+            ownName = rs.next() ? rs.getString(1) : null;
+          }
           st.execute("SET application_name = '" + applicationName() + "'");
           st.execute("LISTEN " + ch);
         }
@@ -209,24 +214,34 @@ final class WakeUps {
         backoff = Math.min(5000, backoff * 2);
       } finally {
         listening = null;
-        giveBack(c, broken);
+        giveBack(c, broken, ownName);
       }
     }
   }
 
   /**
    * Returns the listening connection to the pool in the state it was handed out: not listening and
-   * without its application name. A broken one is used once through the pool's own wrapper first,
-   * so the pool sees the failure and discards it (the waits above talk to the driver directly, past
-   * the pool), and never reaches another borrower.
+   * with the application name it had ({@code RESET} would give the server's default, empty when the
+   * driver set the pool's name after connecting rather than at the start of the session). A broken
+   * one is used once through the pool's own wrapper first, so the pool sees the failure and
+   * discards it (the waits above talk to the driver directly, past the pool), and never reaches
+   * another borrower.
    */
-  private void giveBack(Connection c, boolean broken) {
+  private void giveBack(Connection c, boolean broken, String ownName) {
     if (c == null) {
       return;
     }
     try (Statement st = c.createStatement()) {
       st.execute("UNLISTEN *");
-      st.execute("RESET application_name");
+      if (ownName == null) {
+        st.execute("RESET application_name");
+      } else {
+        try (java.sql.PreparedStatement ps =
+            c.prepareStatement("SELECT set_config('application_name', ?, false)")) {
+          ps.setString(1, ownName);
+          ps.execute();
+        }
+      }
     } catch (SQLException | RuntimeException e) {
       if (!broken) {
         log.debug("event=listener_reset_failed error={}", e.toString());
