@@ -2,12 +2,15 @@ package io.localmessage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.localmessage.admin.MessageView;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
+import io.localmessage.testing.TestDatabase;
 import io.localmessage.testing.Waits;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOError;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -726,6 +729,59 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
         () -> runs.stream().noneMatch(r -> r.startsWith("b:")));
     await().atMost(Duration.ofSeconds(60)).until(() -> fx.countAll() == 0);
     assertThat(runs).containsExactlyInAnyOrder("a:k1", "a:k2");
+  }
+
+  /**
+   * A renewal that fails is said and counted before the lease is lost: the renewer's kept
+   * connection is killed while a handler runs (a failover, a cut network); the next renewal fails
+   * at a third of the lease, is logged with the lease left and counted ({@code
+   * localmessage.lease.renewal.failures}), and the one after it, on a fresh connection, renews
+   * again, so the message is run once.
+   */
+  @Test
+  void aRenewalThatFailsIsCountedBeforeTheLeaseIsLostAndTheNextOneRenews() throws Exception {
+    assumeTrue(
+        db.kind() != TestDatabase.Kind.H2,
+        "H2 runs in this JVM: cutting its sessions closes the in-memory database");
+    EngineFixture.Counting counting = new EngineFixture.Counting();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .lease(Duration.ofSeconds(3))
+                .wakeUps(false)
+                .listener(counting)
+                .meterRegistry(registry));
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch release = new CountDownLatch(1);
+    lm.register(
+        "t.renewfail",
+        m -> {
+          runs.incrementAndGet();
+          if (!release.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the test never released the handler");
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(40)).build());
+    fx.save(lm, action("t.renewfail", "k"));
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> counting.renewed.get() >= 1);
+    assertThat(db.killSessions()).as("sessions ended").isPositive();
+    await().atMost(Duration.ofSeconds(10)).until(() -> counting.renewalFailures.get() >= 1);
+    int renewedAfterFailure = counting.renewed.get();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> counting.renewed.get() > renewedAfterFailure);
+    assertThat(
+            registry
+                .get("localmessage.lease.renewal.failures")
+                .tag("biz_type", "t.renewfail")
+                .counter()
+                .count())
+        .isEqualTo(counting.renewalFailures.get());
+    release.countDown();
+    await().atMost(Duration.ofSeconds(20)).until(() -> fx.countAll() == 0);
+    assertThat(runs.get()).as("runs of the message").isEqualTo(1);
   }
 
   @Test

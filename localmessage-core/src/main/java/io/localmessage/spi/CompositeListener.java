@@ -53,6 +53,11 @@ final class CompositeListener implements EngineListener {
   }
 
   @Override
+  public void leaseRenewalFailed(String bizType, int count) {
+    targets.forEach(t -> t.leaseRenewalFailed(bizType, count));
+  }
+
+  @Override
   public void writeBackDropped(String bizType, int count) {
     targets.forEach(t -> t.writeBackDropped(bizType, count));
   }

@@ -76,6 +76,15 @@ public interface EngineListener {
   default void fenced(String bizType, int count) {}
 
   /**
+   * The leases of {@code count} messages that were due for renewal could not be renewed this round:
+   * the renewal statement failed (the database refused or was unreachable, the renewer's connection
+   * broke, or the pool had none to give). Reported at a third of the lease, before the lease is
+   * lost; the renewer tries again at its next tick. If the renewals keep failing for the rest of
+   * the lease, another replica may run the messages beside the handlers still inside them.
+   */
+  default void leaseRenewalFailed(String bizType, int count) {}
+
+  /**
    * {@code count} outcomes could not be written back before their lease ended (the database was
    * unreachable for longer than the lease allowed, or refused the row). The messages run again when
    * their leases end.

@@ -138,6 +138,12 @@ public final class EngineFixture implements AutoCloseable {
     public final AtomicInteger renewed = new AtomicInteger();
     public final AtomicInteger fenced = new AtomicInteger();
     public final AtomicInteger writeBackDropped = new AtomicInteger();
+    public final AtomicInteger renewalFailures = new AtomicInteger();
+
+    @Override
+    public void leaseRenewalFailed(String bizType, int count) {
+      renewalFailures.addAndGet(count);
+    }
 
     @Override
     public void leaseRenewed(String bizType, int count) {

@@ -95,15 +95,22 @@ final class LeaseRenewer {
           dueUnlessPastCap(e, now, due, owner);
         }
       }
+      RuntimeException failure = null;
       for (int i = 0; i < due.size(); i += MAX_PER_STATEMENT) {
-        renew(due.subList(i, Math.min(due.size(), i + MAX_PER_STATEMENT)), owner);
+        RuntimeException f =
+            renew(due.subList(i, Math.min(due.size(), i + MAX_PER_STATEMENT)), owner);
+        failure = failure == null ? f : failure;
       }
       if (!inFlight.isEmpty() || !unwritten.isEmpty()) {
         lastBusyNanos = now;
       } else if (now - lastBusyNanos > leaseNanos && connection.held()) {
         connection.release(); // a lease without executions: the pool gets it back until the next
       }
-      health.success();
+      if (failure == null) {
+        health.success();
+      } else {
+        health.failure(failure); // each failed statement is logged and counted by renew()
+      }
     } catch (Throwable t) {
       health.failure(t);
       log.warn("event=lease_renewal_failed error={}", Threads.describe(t));
@@ -136,7 +143,34 @@ final class LeaseRenewer {
     }
   }
 
-  private void renew(List<ClaimedMessage> batch, Map<ClaimedMessage, Execution> owner) {
+  /**
+   * A renewal statement failed: says so per type, with how much of the lease is left, before the
+   * lease is lost (renewals start at a third of it), and counts it; the next tick tries again.
+   */
+  private void failed(List<ClaimedMessage> batch, long now, RuntimeException e) {
+    Map<String, List<ClaimedMessage>> byType = new LinkedHashMap<>();
+    for (ClaimedMessage m : batch) {
+      byType.computeIfAbsent(m.bizType(), t -> new ArrayList<>()).add(m);
+    }
+    byType.forEach(
+        (type, ms) -> {
+          long leftMillis =
+              ms.stream().mapToLong(m -> m.renewedAtNanos() + leaseNanos - now).min().orElse(0)
+                  / 1_000_000;
+          log.error(
+              "event=lease_renewal_failed biz_type={} ids={} lease_left_ms={} error={}"
+                  + " note=tried again at the next tick; if the lease runs out, another replica may"
+                  + " run these messages",
+              type,
+              ms.stream().map(ClaimedMessage::id).toList(),
+              Math.max(0, leftMillis),
+              Threads.describe(e));
+          Threads.safe(() -> listener.leaseRenewalFailed(type, ms.size()));
+        });
+  }
+
+  /** Renews one statement's worth; returns its failure (logged and counted), null when it ran. */
+  private RuntimeException renew(List<ClaimedMessage> batch, Map<ClaimedMessage, Execution> owner) {
     long[] ids = new long[batch.size()];
     long[] versions = new long[batch.size()];
     for (int i = 0; i < ids.length; i++) {
@@ -144,7 +178,13 @@ final class LeaseRenewer {
       versions[i] = batch.get(i).row().version();
     }
     long start = System.nanoTime();
-    Set<Long> matched = queue.renewLeases(connection, ids, versions, leaseNanos / 1_000_000);
+    Set<Long> matched;
+    try {
+      matched = queue.renewLeases(connection, ids, versions, leaseNanos / 1_000_000);
+    } catch (RuntimeException e) {
+      failed(batch, start, e);
+      return e;
+    }
     Map<String, int[]> counts = new LinkedHashMap<>();
     for (ClaimedMessage m : batch) {
       int[] c = counts.computeIfAbsent(m.bizType(), t -> new int[2]);
@@ -182,5 +222,6 @@ final class LeaseRenewer {
             Threads.safe(() -> listener.fenced(type, c[1]));
           }
         });
+    return null;
   }
 }

@@ -124,6 +124,11 @@ public final class MicrometerMetrics implements EngineListener {
   }
 
   @Override
+  public void leaseRenewalFailed(String bizType, int count) {
+    count("lease.renewal.failures", bizType, count);
+  }
+
+  @Override
   public void writeBackDropped(String bizType, int count) {
     count("writeback.dropped", bizType, count);
   }
