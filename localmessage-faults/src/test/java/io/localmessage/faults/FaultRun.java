@@ -178,6 +178,12 @@ final class FaultRun {
     volatile int poisonRows;
     final AtomicInteger orderedSaved = new AtomicInteger();
 
+    /**
+     * Handler calls that held a connection of the engine's pool while it was exhausted around them
+     * (-1: the pool-pressure replica never started).
+     */
+    volatile long handlersOnEnginePool = -1;
+
     /** Ordered saves that waited for another open transaction of their aggregate. */
     final AtomicInteger orderedSavesWaited = new AtomicInteger();
 
@@ -196,7 +202,8 @@ final class FaultRun {
                   + " handlers in flight=%d, with a long handler in flight=%d, with a handler still"
                   + " inside after the shutdown timeout=%d) | held write-back of %s: %d ms, CAS"
                   + " conflicts=%d%s | poison rows=%d | ordered saved=%d (waited for another"
-                  + " transaction of their aggregate=%d)%s",
+                  + " transaction of their aggregate=%d) | handler calls holding an engine"
+                  + " connection on the exhausted replica=%d%s",
               proxyCuts,
               proxyOutageMs,
               proxyCutConnections,
@@ -218,6 +225,7 @@ final class FaultRun {
               poisonRows,
               orderedSaved.get(),
               orderedSavesWaited.get(),
+              handlersOnEnginePool,
               problems.isEmpty() ? "" : " | problems: " + problems);
     }
   }
@@ -237,6 +245,8 @@ final class FaultRun {
   private final AtomicInteger events = new AtomicInteger();
   private final AtomicInteger extraTickets = new AtomicInteger();
   private final Phases phases = new Phases();
+  // a replica started with its pool to exhaust (its handlers work on the engine's pool)
+  private volatile boolean pressureWorkerStarted;
   private BrokerProcess broker;
   private Process consumer;
 
@@ -1090,7 +1100,7 @@ final class FaultRun {
         "CREATE TABLE fx_worker_stats (replica VARCHAR(64) PRIMARY KEY,"
             + " deliveries BIGINT, inbox_duplicates BIGINT, lease_reclaims BIGINT,"
             + " cas_conflicts BIGINT, expired BIGINT, fenced BIGINT, write_back_dropped BIGINT,"
-            + " lease_renewed BIGINT)");
+            + " lease_renewed BIGINT, handlers_on_engine_pool BIGINT)");
     createClaimLog(tickets, ticketsDb);
   }
 
@@ -1378,6 +1388,7 @@ final class FaultRun {
    */
   private Worker startWorker(long exhaustAfterMs, String alsoPinned, boolean onlyPinned)
       throws IOException {
+    pressureWorkerStarted |= exhaustAfterMs >= 0;
     String replica = "w" + replicaSeq.incrementAndGet();
     String cp =
         System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -1507,6 +1518,14 @@ final class FaultRun {
     long reclaims =
         Sql.count(effects, "SELECT COALESCE(SUM(lease_reclaims), 0) FROM fx_worker_stats");
     long cas = Sql.count(effects, "SELECT COALESCE(SUM(cas_conflicts), 0) FROM fx_worker_stats");
+    if (pressureWorkerStarted) {
+      phases.handlersOnEnginePool =
+          Sql.count(
+              effects, "SELECT COALESCE(SUM(handlers_on_engine_pool), 0) FROM fx_worker_stats");
+      if (phases.handlersOnEnginePool == 0) {
+        phases.problems.add("no handler call held a connection of the exhausted engine pool");
+      }
+    }
     DeliveryAudit.Result audit =
         plan.phases() ? DeliveryAudit.check(tickets, effects, workers, phases) : null;
     return new Report(

@@ -275,6 +275,13 @@ public final class FaultWorker {
                   apply(fxPool, inbox, inboxOn, m.idemKey(), replica, m.attempt());
                   d.outcome = "ok";
                 });
+    if (exhaustAfterMs >= 0) {
+      // the replica whose pool is exhausted: its handlers do their own database work on the
+      // engine's pool too, each holding a connection for its whole call, so they compete with the
+      // engine's loops (the lease renewer keeps its own connection, issue 46)
+      applyHandler = onEnginePool(applyHandler, lmPool, counters);
+      longHandler = onEnginePool(longHandler, lmPool, counters);
+    }
     if (!onlyPinned) {
       lm.register(TYPE, applyHandler, policy(TYPE));
       lm.register(HANG_TYPE, applyHandler, policy(HANG_TYPE));
@@ -418,6 +425,22 @@ public final class FaultWorker {
   }
 
   /** Holds every connection of the ticket pool for 3 s: the engine must ride it out. */
+  /**
+   * {@code handler} with a connection of the engine's own pool held for the whole call (a query on
+   * it first): handler work that takes the pool's connections away from the engine's loops.
+   */
+  private static io.localmessage.Handler onEnginePool(
+      io.localmessage.Handler handler, HikariDataSource lmPool, Counters counters) {
+    return m -> {
+      try (Connection own = lmPool.getConnection();
+          java.sql.Statement st = own.createStatement()) {
+        st.execute("SELECT 1");
+        counters.handlersOnEnginePool.incrementAndGet();
+        handler.handle(m);
+      }
+    };
+  }
+
   private static void exhaust(HikariDataSource pool, long afterMs) {
     try {
       Thread.sleep(afterMs);
@@ -461,8 +484,8 @@ public final class FaultWorker {
               conn.prepareStatement(
                   "INSERT INTO fx_worker_stats (replica,"
                       + " deliveries, inbox_duplicates, lease_reclaims, cas_conflicts, expired,"
-                      + " fenced, write_back_dropped, lease_renewed)"
-                      + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                      + " fenced, write_back_dropped, lease_renewed, handlers_on_engine_pool)"
+                      + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
         del.setString(1, replica);
         del.executeUpdate();
         ins.setString(1, replica);
@@ -474,6 +497,7 @@ public final class FaultWorker {
         ins.setLong(7, c.fenced.get());
         ins.setLong(8, c.writeBackDropped.get());
         ins.setLong(9, c.leaseRenewed.get());
+        ins.setLong(10, c.handlersOnEnginePool.get());
         ins.executeUpdate();
       }
     }
@@ -534,6 +558,8 @@ public final class FaultWorker {
     final AtomicLong fenced = new AtomicLong();
     final AtomicLong writeBackDropped = new AtomicLong();
     final AtomicLong leaseRenewed = new AtomicLong();
+    // handler calls that held a connection of the engine's pool (the pool-pressure replica)
+    final AtomicLong handlersOnEnginePool = new AtomicLong();
 
     @Override
     public void claimed(String bizType, int claimed, int reclaims, Duration queryTime) {
