@@ -18,6 +18,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -397,6 +400,55 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     assertThat(lm.admin().findByIdemKey("k")).isEmpty();
     assertThat(lm.admin().requeueDead(List.of(), "ops", "nothing to do")).isZero();
     assertThat(lm.admin().requeueAllDead("t.a", "ops", "nothing to do")).isZero();
+  }
+
+  /**
+   * A DEAD purge that finds its row changed by a requeue while it waited for the row's lock leaves
+   * the requeued message alone: the purge acts only on a message that is still DEAD when it takes
+   * the row (on PostgreSQL the DELETE's subquery was not checked again after the wait, and the
+   * requeued, PENDING message was deleted).
+   */
+  @Test
+  void aDeadPurgeWaitingBehindARequeueLeavesTheRequeuedMessage() throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.a",
+        m -> {
+          throw new PermanentFailure("no");
+        },
+        EngineFixture.config().build());
+    SaveResult dead = fx.save(lm, action("t.a", "k"));
+    while (lm.runOnce() > 0) {
+      // drain
+    }
+    assertThat(fx.count("status = 2")).isEqualTo(1);
+    ExecutorService purger = Executors.newSingleThreadExecutor(r -> new Thread(r, "test-purger"));
+    try (Connection requeue = ds.getConnection()) {
+      requeue.setAutoCommit(false);
+      // the row change of a requeue, its transaction still open: PENDING, due now
+      try (PreparedStatement ps =
+          requeue.prepareStatement(
+              "UPDATE "
+                  + fx.table
+                  + " SET status = 0, attempts = 0, version = version + 1, next_retry_at = "
+                  + EngineFixture.nowSql(ds)
+                  + " WHERE id = ? AND status = 2")) {
+        ps.setLong(1, dead.id());
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+      Future<Integer> purge =
+          purger.submit(() -> lm.admin().purge(MessageStatus.DEAD, Duration.ZERO));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> purge.isDone() || db.anySessionWaitsForLock());
+      requeue.commit();
+      assertThat(purge.get(20, TimeUnit.SECONDS)).as("messages purged").isZero();
+    } finally {
+      purger.shutdownNow();
+    }
+    assertThat(fx.count("id = ? AND status = 0", dead.id()))
+        .as("the requeued message")
+        .isEqualTo(1);
   }
 
   @Test

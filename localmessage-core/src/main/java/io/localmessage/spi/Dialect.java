@@ -268,7 +268,10 @@ public abstract class Dialect {
 
   /**
    * A statement deleting at most {@code ?} rows (the last parameter) of {@code table} that match
-   * {@code condition}; {@code keyColumns} is the table's primary key, e.g. {@code id}.
+   * {@code condition}; {@code keyColumns} is the table's primary key, e.g. {@code id}. A row is
+   * deleted only if it matches {@code condition} when the statement holds its lock: a row another
+   * session changed meanwhile (a DEAD message requeued while the purge waited) is checked again,
+   * never deleted by an answer read before the wait.
    */
   public abstract String deleteBatchSql(String table, String keyColumns, String condition);
 

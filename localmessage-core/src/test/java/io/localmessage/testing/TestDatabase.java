@@ -195,6 +195,38 @@ public final class TestDatabase implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether a session of this database waits for a lock another one holds (PostgreSQL: a session of
+   * this database's pools; MariaDB: a transaction in this database; H2: a blocked session).
+   */
+  public boolean anySessionWaitsForLock() {
+    String sql =
+        switch (kind) {
+          case POSTGRESQL ->
+              "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                  + " AND application_name LIKE '"
+                  + name
+                  + "-%'";
+          case MARIADB ->
+              "SELECT COUNT(*) FROM information_schema.INNODB_TRX t"
+                  + " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id"
+                  + " WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '"
+                  + name
+                  + "'";
+          case H2 ->
+              "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE SESSION_STATE = 'BLOCKED'";
+        };
+    String url = kind == Kind.H2 ? jdbcUrl() : adminUrl();
+    try (Connection c = DriverManager.getConnection(url, user(), password());
+        Statement st = c.createStatement();
+        java.sql.ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1) > 0;
+    } catch (SQLException e) {
+      throw new IllegalStateException("reading the lock waits of " + name + " failed", e);
+    }
+  }
+
   private String adminUrl() {
     return kind == Kind.POSTGRESQL ? PG_URL : MARIADB_URL;
   }

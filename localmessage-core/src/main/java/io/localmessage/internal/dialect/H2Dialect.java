@@ -82,16 +82,8 @@ final class H2Dialect extends LockingSelectDialect {
 
   @Override
   public String deleteBatchSql(String table, String keyColumns, String condition) {
-    return "DELETE FROM "
-        + table
-        + " WHERE ("
-        + keyColumns
-        + ") IN (SELECT "
-        + keyColumns
-        + " FROM "
-        + table
-        + " WHERE "
-        + condition
-        + " FETCH FIRST ? ROWS ONLY)";
+    // the condition on the row itself, not through a subquery: H2 checks it again on a row that
+    // changed while the delete waited for it (a DEAD message requeued meanwhile stays)
+    return "DELETE FROM " + table + " WHERE " + condition + " FETCH FIRST ? ROWS ONLY";
   }
 }

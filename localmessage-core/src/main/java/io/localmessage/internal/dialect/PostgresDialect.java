@@ -275,7 +275,10 @@ final class PostgresDialect extends Dialect {
         + table
         + " WHERE "
         + condition
-        + " LIMIT ?)";
+        // locked in the subquery, which PostgreSQL checks again on a row that changed while it
+        // waited; without it a row changed meanwhile (a DEAD message requeued) was deleted by the
+        // subquery's old answer. A row another session holds is left for the next batch or purge
+        + " LIMIT ? FOR UPDATE SKIP LOCKED)";
   }
 
   private static Array longArray(Connection c, long[] values) throws SQLException {
