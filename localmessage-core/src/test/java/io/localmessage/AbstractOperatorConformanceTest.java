@@ -451,6 +451,54 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
         .isEqualTo(1);
   }
 
+  /**
+   * Operators pausing a type for the first time at once all succeed: the first pause of a type
+   * creates its control row, and two of them used to both find no row, both insert, and one got the
+   * database's duplicate-key error. 8 types, 5 operators each, all at once.
+   */
+  @Test
+  void operatorsPausingATypeForTheFirstTimeAtOnceAllSucceed() throws Exception {
+    LocalMessages lm = fx.build(fx.builder());
+    int types = 8;
+    int operators = 5;
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            types * operators, r -> new Thread(r, "test-operator-" + r.hashCode()));
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> calls = new ArrayList<>();
+    try {
+      for (int t = 0; t < types; t++) {
+        for (int o = 0; o < operators; o++) {
+          String type = "t.first-pause-" + t;
+          String operator = "ops-" + o;
+          calls.add(
+              pool.submit(
+                  () -> {
+                    go.await(10, TimeUnit.SECONDS);
+                    lm.admin().pause(type, operator, "incident");
+                    return null;
+                  }));
+        }
+      }
+      go.countDown();
+      List<String> failures = new ArrayList<>();
+      for (Future<?> f : calls) {
+        try {
+          f.get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+          failures.add(String.valueOf(e.getCause()));
+        }
+      }
+      assertThat(failures).as("failed pauses").isEmpty();
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(lm.admin().paused()).hasSize(types);
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + fx.table + "_audit WHERE action = 'PAUSE'"))
+        .as("audit rows")
+        .isEqualTo(types * operators);
+  }
+
   @Test
   void purgeWithoutATypeGoesTypeByTypeAndKeepsRecentAndPendingTickets() {
     LocalMessages lm = fx.build(fx.builder().purgeBatchSize(3));

@@ -52,22 +52,10 @@ public final class OperatorActions {
     String why = OperatorInput.reason(reason);
     tx.inTransaction(
         c -> {
-          String update =
-              "UPDATE "
-                  + tables.control()
-                  + " SET paused = ?, updated_by = ?, reason = ?,"
-                  + " updated_at = "
-                  + dialect.now()
-                  + " WHERE biz_type = ?";
-          int n;
-          try (PreparedStatement ps = c.prepareStatement(update)) {
-            ps.setInt(1, paused ? 1 : 0);
-            ps.setString(2, op);
-            ps.setString(3, why);
-            ps.setString(4, bizType);
-            n = ps.executeUpdate();
-          }
-          if (n == 0) {
+          if (updateControl(c, bizType, paused, op, why) == 0) {
+            // the type's first pause: its control row is created here. Another operator's first
+            // pause may create it at the same moment; then this one changes the row that one made
+            java.sql.Savepoint before = c.setSavepoint();
             try (PreparedStatement ps =
                 c.prepareStatement(
                     "INSERT INTO "
@@ -80,6 +68,12 @@ public final class OperatorActions {
               ps.setString(3, op);
               ps.setString(4, why);
               ps.executeUpdate();
+            } catch (SQLException e) {
+              if (!SqlErrors.integrityViolation(e)) {
+                throw e;
+              }
+              c.rollback(before);
+              updateControl(c, bizType, paused, op, why);
             }
           }
           audit(c, null, bizType, paused ? "PAUSE" : "RESUME", op, why);
@@ -92,6 +86,25 @@ public final class OperatorActions {
         bizType,
         op,
         why);
+  }
+
+  /** Sets the paused flag of {@code bizType}'s control row; returns 0 when there is none yet. */
+  private int updateControl(
+      Connection c, String bizType, boolean paused, String operator, String reason)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE "
+                + tables.control()
+                + " SET paused = ?, updated_by = ?, reason = ?, updated_at = "
+                + dialect.now()
+                + " WHERE biz_type = ?")) {
+      ps.setInt(1, paused ? 1 : 0);
+      ps.setString(2, operator);
+      ps.setString(3, reason);
+      ps.setString(4, bizType);
+      return ps.executeUpdate();
+    }
   }
 
   /**

@@ -45,6 +45,15 @@ public final class SqlErrors {
   }
 
   /**
+   * True for an integrity constraint violation (SQLSTATE class 23: a duplicate key, a foreign key,
+   * a NOT NULL): what the statement did was refused, not the connection.
+   */
+  public static boolean integrityViolation(SQLException e) {
+    String state = e.getSQLState();
+    return (state != null && state.startsWith("23")) || e.getErrorCode() == 1062;
+  }
+
+  /**
    * True when the database rolled the whole transaction back at this error, whatever the caller
    * does next: a deadlock or serialization failure (SQLSTATE class 40, MySQL/MariaDB code 1213).
    * Other errors undo at most their own statement on MySQL/MariaDB and H2; PostgreSQL aborts the
