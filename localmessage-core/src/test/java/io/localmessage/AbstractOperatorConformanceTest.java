@@ -452,6 +452,48 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
   }
 
   /**
+   * Replicas starting together on a first deployment (or a rolling upgrade that migrates the
+   * schema) all build: each creates the schema it finds missing, and 12 of them at once on a new
+   * table set used to fail with the database's raw errors (PostgreSQL: a catalog duplicate key).
+   */
+  @Test
+  void replicasCreatingTheSchemaAtOnceAllStart() throws Exception {
+    int replicas = 12;
+    ExecutorService pool =
+        Executors.newFixedThreadPool(replicas, r -> new Thread(r, "test-replica-" + r.hashCode()));
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<LocalMessages>> builds = new ArrayList<>();
+    List<String> failures = new ArrayList<>();
+    try {
+      for (int i = 0; i < replicas; i++) {
+        String id = "r" + i;
+        builds.add(
+            pool.submit(
+                () -> {
+                  go.await(10, TimeUnit.SECONDS);
+                  return fx.builder().replicaId(id).build();
+                }));
+      }
+      go.countDown();
+      for (Future<LocalMessages> f : builds) {
+        try {
+          synchronized (fx) {
+            fx.track(f.get(60, TimeUnit.SECONDS));
+          }
+        } catch (java.util.concurrent.ExecutionException e) {
+          failures.add(String.valueOf(e.getCause()));
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(failures).as("replicas that failed to build").isEmpty();
+    LocalMessages lm = fx.build(fx.builder().autoCreateSchema(false));
+    fx.save(lm, action("t.a", "after-start"));
+    assertThat(fx.countAll()).isEqualTo(1);
+  }
+
+  /**
    * Operators pausing a type for the first time at once all succeed: the first pause of a type
    * creates its control row, and two of them used to both find no row, both insert, and one got the
    * database's duplicate-key error. 8 types, 5 operators each, all at once.

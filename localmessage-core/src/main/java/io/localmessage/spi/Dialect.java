@@ -267,6 +267,18 @@ public abstract class Dialect {
   }
 
   /**
+   * Takes the lock under which the schema of the tables named after {@code table} is created or
+   * brought up to date, on the autocommit connection {@code c}, waiting for another replica that
+   * holds it: replicas starting together each find the schema missing, and their DDL must not run
+   * side by side (the database refuses a second {@code ALTER TABLE ... ADD} or races in its
+   * catalog). Released by {@link #unlockSchema}. The default takes none (a dialect that cannot).
+   */
+  public void lockSchema(Connection c, String table) throws SQLException {}
+
+  /** Releases the lock of {@link #lockSchema}; the default holds none. */
+  public void unlockSchema(Connection c, String table) throws SQLException {}
+
+  /**
    * A statement deleting at most {@code ?} rows (the last parameter) of {@code table} that match
    * {@code condition}; {@code keyColumns} is the table's primary key, e.g. {@code id}. A row is
    * deleted only if it matches {@code condition} when the statement holds its lock: a row another

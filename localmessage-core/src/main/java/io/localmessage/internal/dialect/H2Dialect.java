@@ -16,6 +16,30 @@ import java.util.OptionalLong;
  * caller's transaction stays usable.
  */
 final class H2Dialect extends LockingSelectDialect {
+  // H2 has no lock a session can name: its databases live in one JVM (embedded or in-memory), so
+  // the schema lock is this JVM's, one per table name
+  private static final java.util.concurrent.ConcurrentHashMap<
+          String, java.util.concurrent.locks.ReentrantLock>
+      SCHEMA_LOCKS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  @Override
+  public void lockSchema(Connection c, String table) {
+    SCHEMA_LOCKS
+        .computeIfAbsent(
+            table.toLowerCase(java.util.Locale.ROOT),
+            t -> new java.util.concurrent.locks.ReentrantLock())
+        .lock();
+  }
+
+  @Override
+  public void unlockSchema(Connection c, String table) {
+    java.util.concurrent.locks.ReentrantLock lock =
+        SCHEMA_LOCKS.get(table.toLowerCase(java.util.Locale.ROOT));
+    if (lock != null && lock.isHeldByCurrentThread()) {
+      lock.unlock();
+    }
+  }
+
   private static final String UNIQUE_VIOLATION = "23505";
 
   @Override

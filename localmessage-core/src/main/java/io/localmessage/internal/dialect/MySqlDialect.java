@@ -34,6 +34,36 @@ final class MySqlDialect extends LockingSelectDialect {
     }
   }
 
+  /**
+   * A named lock of the server ({@code GET_LOCK}, held by the session), named by a hash of the
+   * table (lock names are limited to 64 characters); waits up to 2 minutes for another replica's
+   * schema changes.
+   */
+  @Override
+  public void lockSchema(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT GET_LOCK(?, 120)")) {
+      ps.setString(1, schemaLockName(table));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || rs.getInt(1) != 1) {
+          throw new SQLException(
+              "another replica held the schema lock of " + table + " for 2 minutes");
+        }
+      }
+    }
+  }
+
+  @Override
+  public void unlockSchema(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT RELEASE_LOCK(?)")) {
+      ps.setString(1, schemaLockName(table));
+      ps.executeQuery().close();
+    }
+  }
+
+  private static String schemaLockName(String table) {
+    return "localmessage_schema_" + Long.toHexString(AggregateLockKey.of(table, "", "schema"));
+  }
+
   @Override
   public String now() {
     return "UTC_TIMESTAMP(3)";

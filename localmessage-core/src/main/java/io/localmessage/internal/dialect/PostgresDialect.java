@@ -90,6 +90,27 @@ final class PostgresDialect extends Dialect {
     }
   }
 
+  /** A session-level advisory lock: DDL runs in autocommit mode, statement after statement. */
+  @Override
+  public void lockSchema(Connection c, String table) throws SQLException {
+    schemaLock(c, "SELECT pg_advisory_lock(?, ?)", table);
+  }
+
+  @Override
+  public void unlockSchema(Connection c, String table) throws SQLException {
+    schemaLock(c, "SELECT pg_advisory_unlock(?, ?)", table);
+  }
+
+  private static void schemaLock(Connection c, String sql, String table) throws SQLException {
+    // no biz type is empty: this key is never an aggregate's save lock
+    long key = AggregateLockKey.of(table, "", "schema");
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setInt(1, (int) (key >>> 32));
+      ps.setInt(2, (int) key);
+      ps.executeQuery().close();
+    }
+  }
+
   @Override
   public boolean insertInboxIfAbsent(Connection c, String inbox, String consumer, String id)
       throws SQLException {

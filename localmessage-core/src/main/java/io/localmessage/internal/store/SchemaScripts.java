@@ -78,7 +78,17 @@ public final class SchemaScripts {
    */
   public static void create(DataSource dataSource, Dialect dialect, Tables tables) {
     try (Connection c = Transactions.autocommit(dataSource)) {
-      apply(c, split(ddl(dialect, tables)));
+      // one replica at a time: replicas starting together each find the schema missing
+      dialect.lockSchema(c, tables.message());
+      try {
+        apply(c, split(ddl(dialect, tables)));
+      } finally {
+        try {
+          dialect.unlockSchema(c, tables.message());
+        } catch (SQLException | RuntimeException e) {
+          // a broken connection: its session, and the lock with it, ends when the pool drops it
+        }
+      }
     } catch (SQLException e) {
       throw new StoreException("creating the localmessage schema failed: " + e.getMessage(), e);
     }
