@@ -226,9 +226,45 @@ public final class HttpDelivery implements Handler, AsyncHandler, AutoCloseable 
 
   private void answered(Message m, Prepared p, long start, HttpResponse<CapturedBody> response)
       throws Exception {
+    notAnotherRequest(p, response);
     int status = response.statusCode();
     p.span.end(Integer.toString(status), status < 400 ? null : "HTTP " + status);
     respond(m, p.uri, p.target, start, response);
+  }
+
+  /**
+   * A delivery's success is the answer to the request that was sent. A client that follows
+   * redirects turns a POST answered 301, 302 or 303 into a GET without the body: the answer to that
+   * GET is not a delivery, and counting it would delete the message with the effect never done. A
+   * 307 or 308 repeats the request with its body, so its answer counts.
+   */
+  private void notAnotherRequest(Prepared p, HttpResponse<CapturedBody> response)
+      throws PermanentFailure {
+    if (response.previousResponse().isEmpty()
+        || response.request().method().equalsIgnoreCase(method)) {
+      return;
+    }
+    HttpResponse<CapturedBody> first = response;
+    while (first.previousResponse().isPresent()) {
+      first = first.previousResponse().get();
+    }
+    String why =
+        "HTTP "
+            + first.statusCode()
+            + " from "
+            + p.target
+            + ": redirected to "
+            + response.request().method()
+            + " "
+            + Redaction.safeUrl(response.request().uri())
+            + " (HTTP "
+            + response.statusCode()
+            + "), a request without the message's body; not a delivery. The endpoint moved:"
+            + " configure its new URL (a 307/308 redirect repeats the "
+            + method
+            + ")";
+    p.span.end(Integer.toString(first.statusCode()), why);
+    throw new PermanentFailure(why);
   }
 
   private Prepared prepare(Message m) throws PermanentFailure {

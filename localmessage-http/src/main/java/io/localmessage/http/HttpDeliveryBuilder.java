@@ -158,7 +158,9 @@ public final class HttpDeliveryBuilder {
 
   /**
    * Whether redirects are followed (default false: a 3xx is a permanent failure, since a moved
-   * endpoint is a configuration error and following could send the payload elsewhere).
+   * endpoint is a configuration error and following could send the payload elsewhere). When
+   * followed, only an answer to the request that was sent counts: a 307/308 repeats it, while a
+   * 301/302/303 that the client turns into a body-less GET is a permanent failure naming both.
    */
   public HttpDeliveryBuilder followRedirects(boolean follow) {
     this.followRedirects = follow;

@@ -271,6 +271,43 @@ abstract class AbstractHttpDeliveryTest {
     }
   }
 
+  /**
+   * With redirects followed, a 301/302/303 turns the POST into a GET without its body: the 200 that
+   * GET gets answers another request, and counted as delivered it deleted the message while the
+   * effect never happened. Such an answer goes DEAD with what happened; a 307/308, which repeats
+   * the POST with its body, is a delivery.
+   */
+  @ParameterizedTest(name = "HTTP {0} followed")
+  @org.junit.jupiter.params.provider.ValueSource(ints = {301, 302, 303, 307, 308})
+  void aFollowedRedirectCountsOnlyWhenItRepeatedThePost(int status) {
+    server.respondWith(
+        (ex, r) -> {
+          if (r.path().startsWith("/points")) {
+            respond(ex, status, "", "Location", server.uri("/moved").toString());
+          } else {
+            respond(ex, 200, "{\"ok\":true}");
+          }
+        });
+    LocalMessages lm = engine(delivery().followRedirects(true));
+    long id = save(lm, "order-" + status, server.uri("/points").toString());
+
+    assertThat(lm.runOnce()).isEqualTo(1);
+
+    assertThat(server.requests()).as("the POST and the redirected request").hasSize(2);
+    LocalHttpServer.Request second = server.requests().get(1);
+    if (second.method().equals("POST")) {
+      assertThat(second.body()).as("the body sent again").isNotEmpty();
+      assertThat(fx.countAll()).as("the repeated POST was delivered").isZero();
+    } else {
+      MessageView t = ticket(lm, id);
+      assertThat(t.status()).as("a GET's answer is not a delivery").isEqualTo(MessageStatus.DEAD);
+      assertThat(t.lastError())
+          .startsWith("io.localmessage.PermanentFailure: HTTP " + status + " from POST http://")
+          .contains("redirected")
+          .contains(second.method());
+    }
+  }
+
   @Test
   void badRequestGoesDeadWithStatusAndCappedRedactedExcerpt() {
     String body =
