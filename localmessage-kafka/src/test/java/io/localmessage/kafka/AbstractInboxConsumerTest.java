@@ -221,6 +221,61 @@ public abstract class AbstractInboxConsumerTest extends InboxTestBase {
     }
   }
 
+  /**
+   * A poison record whose headers are larger than the dead table's headers column can hold
+   * (MariaDB's TEXT: 64 KB) is parked all the same: the headers that fit are stored, with a note of
+   * what was left out (the whole record stays at its offset in Kafka). Before, the park failed
+   * every time and the partition was stuck on the record for good.
+   */
+  @Test
+  void aPoisonRecordWithHeadersLargerThanTheDeadColumnIsParkedAndSaysWhatWasLeftOut()
+      throws Exception {
+    String topic = Topics.unique("bigheaders");
+    broker.createTopic(topic, 1);
+    RecordHandler handler =
+        (record, c) -> {
+          if (Topics.text(record.value()).equals("poison")) {
+            throw new IllegalStateException("cannot apply the poison");
+          }
+          insertLedger(c, Topics.header(record, RelayHeaders.EVENT_ID), record);
+        };
+    started(consumer("bigheaders", topic).handler(handler).maxAttempts(2));
+    try (KafkaProducer<byte[], byte[]> p = Topics.producer(broker.bootstrapServers())) {
+      send(p, topic, "acct-1", "e0", "1");
+      ProducerRecord<byte[], byte[]> poison =
+          new ProducerRecord<>(topic, null, "poison".getBytes(StandardCharsets.UTF_8));
+      poison.headers().add(RelayHeaders.EVENT_ID, "e1".getBytes(StandardCharsets.UTF_8));
+      for (int i = 0; i < 10; i++) {
+        poison.headers().add("big-" + i, "x".repeat(10_000).getBytes(StandardCharsets.UTF_8));
+      }
+      p.send(poison).get(30, TimeUnit.SECONDS);
+      send(p, topic, "acct-1", "e2", "2");
+    }
+
+    await()
+        .atMost(60, TimeUnit.SECONDS)
+        .until(
+            () ->
+                Topics.committed(broker.bootstrapServers(), "bigheaders", topic).getOrDefault(0, 0L)
+                    == 3L);
+    assertThat(ledgerRows()).isEqualTo(2);
+    assertThat(deadRows()).isEqualTo(1);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT headers, kafka_offset FROM " + fx.table + "_dead");
+        ResultSet rs = ps.executeQuery()) {
+      assertThat(rs.next()).isTrue();
+      String headers = rs.getString(1);
+      assertThat(headers.length()).isLessThanOrEqualTo(16_000);
+      assertThat(headers)
+          .contains("\"" + RelayHeaders.EVENT_ID + "\":\"e1\"")
+          .contains("\"big-0\":\"xxx")
+          .contains("localmessage-headers-truncated")
+          .contains("of 11 headers");
+      assertThat(rs.getLong(2)).isEqualTo(1);
+    }
+  }
+
   @Test
   void aDatabaseFailureIsRetriedNotParked() throws Exception {
     String topic = Topics.unique("dbdown");

@@ -22,6 +22,19 @@ public final class DeadLetters {
   static final int MAX_ERROR_LENGTH = 1024;
   static final int MAX_HEADER_NAME = 256;
 
+  /**
+   * The most characters of encoded headers a dead row stores: MySQL/MariaDB's {@code TEXT} column
+   * holds 65,535 bytes, and a character takes at most 4 of them. Headers beyond it are left out
+   * (the whole record stays at its offset), and the row says so.
+   */
+  public static final int MAX_HEADERS_CHARS = 16_000;
+
+  /** The header a dead row adds when it had to leave headers out. */
+  public static final String TRUNCATED = "localmessage-headers-truncated";
+
+  // room kept for the note of what was left out
+  private static final int NOTE_ROOM = 200;
+
   /** The prefix of a header value stored as Base64 of its bytes. */
   public static final String BASE64 = "base64:";
 
@@ -73,12 +86,38 @@ public final class DeadLetters {
    * The record's headers as a JSON object of strings. A value that is not storable text (binary
    * bytes, invalid UTF-8, U+0000), or that is text starting with {@value #BASE64}, is stored as
    * {@value #BASE64} followed by the Base64 of its bytes, so the park never fails on a header and
-   * the original bytes can always be recovered. A null value is the empty string.
+   * the original bytes can always be recovered. A null value is the empty string. Headers that
+   * would take the object past {@link #MAX_HEADERS_CHARS} are left out, in order, and a {@value
+   * #TRUNCATED} entry says how many were kept: a park must never fail on the record's size.
    */
   static String headers(ConsumerRecord<byte[], byte[]> record) {
     Map<String, String> map = new LinkedHashMap<>();
+    int total = 0;
+    int kept = 0;
     for (Header h : record.headers()) {
-      map.put(Texts.sanitize(h.key(), MAX_HEADER_NAME), value(h.value()));
+      total++;
+      String name = Texts.sanitize(h.key(), MAX_HEADER_NAME);
+      String previous = map.put(name, value(h.value()));
+      if (MessageHeaders.encode(map).length() > MAX_HEADERS_CHARS - NOTE_ROOM) {
+        if (previous == null) {
+          map.remove(name);
+        } else {
+          map.put(name, previous);
+        }
+      } else {
+        kept++;
+      }
+    }
+    if (kept < total) {
+      map.put(
+          TRUNCATED,
+          "kept "
+              + kept
+              + " of "
+              + total
+              + " headers: the rest did not fit the dead table's headers column (at most "
+              + MAX_HEADERS_CHARS
+              + " characters); the whole record is at its topic, partition and offset");
     }
     return map.isEmpty() ? null : MessageHeaders.encode(map);
   }
