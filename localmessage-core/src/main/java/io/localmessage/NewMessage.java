@@ -42,6 +42,14 @@ public final class NewMessage {
   private final byte[] payload;
   private final Map<String, String> headers;
   private final Integer maxAttempts;
+
+  /**
+   * The longest delay of a message: 100 years, a time every supported database can store (MySQL and
+   * MariaDB's {@code DATETIME} ends in 9999) and every computation survives. Also the longest
+   * {@link RetryAfter} and backoff.
+   */
+  public static final Duration MAX_DELAY = Duration.ofDays(36_500);
+
   private final Duration delay;
 
   private NewMessage(Builder b) {
@@ -246,6 +254,10 @@ public final class NewMessage {
       Objects.requireNonNull(delay, "delay");
       if (delay.isNegative()) {
         throw new IllegalArgumentException("delay must not be negative, was " + delay);
+      }
+      if (delay.compareTo(MAX_DELAY) > 0) {
+        throw new IllegalArgumentException(
+            "delay must be at most " + MAX_DELAY + " (100 years), was " + delay);
       }
       this.delay = delay;
       return this;

@@ -16,7 +16,8 @@ public class RetryAfter extends Exception {
 
   /**
    * Not yet: due again after {@code delay} (not negative); {@code reason} is recorded as the last
-   * error.
+   * error. A delay longer than {@link NewMessage#MAX_DELAY} (100 years, e.g. {@code
+   * ChronoUnit.FOREVER}) is that long: still a "not yet", as late as a message can be due.
    */
   public RetryAfter(Duration delay, String reason) {
     super(reason);
@@ -24,7 +25,7 @@ public class RetryAfter extends Exception {
     if (delay.isNegative()) {
       throw new IllegalArgumentException("RetryAfter delay must not be negative, was " + delay);
     }
-    this.delay = delay;
+    this.delay = delay.compareTo(NewMessage.MAX_DELAY) > 0 ? NewMessage.MAX_DELAY : delay;
   }
 
   /** How long to wait before the next try. */

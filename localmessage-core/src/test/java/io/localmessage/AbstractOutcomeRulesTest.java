@@ -168,6 +168,30 @@ public abstract class AbstractOutcomeRulesTest extends DatabaseTest {
     assertThat(counting.count(Result.EXHAUSTED)).isEqualTo(1);
   }
 
+  /**
+   * A "not yet" for ever ({@code ChronoUnit.FOREVER}) is still a "not yet": the delay is capped at
+   * {@link NewMessage#MAX_DELAY} and the message waits, PENDING with its reason, instead of the
+   * outcome failing on its way to milliseconds and the message running again after the lease.
+   */
+  @Test
+  void aNotYetForEverWaitsAsLongAsADelayCanBe() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.a",
+        m -> {
+          throw new RetryAfter(java.time.temporal.ChronoUnit.FOREVER.getDuration(), "never yet");
+        },
+        EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+
+    assertThat(lm.runOnce()).isEqualTo(1);
+    MessageView t = view(lm, s);
+    assertThat(t.status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(t.lastError()).isEqualTo("never yet");
+    assertThat(dueIn(t))
+        .isBetween(NewMessage.MAX_DELAY.minusDays(1), NewMessage.MAX_DELAY.plusDays(1));
+  }
+
   // ------------------------------------------------------------------ error texts
 
   @Test

@@ -57,6 +57,28 @@ class NewMessageTest {
         .hasSeconds(3);
   }
 
+  /**
+   * A delay has a bound every database can store (MariaDB's DATETIME ends in 9999): past it the
+   * save is refused before any SQL, naming the limit, instead of failing in the database (and on
+   * PostgreSQL aborting the caller's transaction) or overflowing on the way to milliseconds.
+   */
+  @Test
+  void aDelayPastTheBoundIsRefusedNamingIt() {
+    assertThat(NewMessage.MAX_DELAY).isEqualTo(Duration.ofDays(36_500));
+    assertThat(NewMessage.action("t.a", "k").delay(NewMessage.MAX_DELAY).build().delay())
+        .isEqualTo(NewMessage.MAX_DELAY);
+    for (Duration tooLong :
+        new Duration[] {
+          Duration.ofDays(365L * 10_000),
+          Duration.ofSeconds(Long.MAX_VALUE),
+          NewMessage.MAX_DELAY.plusMillis(1)
+        }) {
+      assertThatThrownBy(() -> NewMessage.action("t.a", "k").delay(tooLong))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("delay must be at most PT876000H (100 years), was " + tooLong);
+    }
+  }
+
   @Test
   void headersAreCheckedByNameValueAndEncodedSize() {
     assertThatThrownBy(() -> NewMessage.action("t.a", "k").header("h", null))
