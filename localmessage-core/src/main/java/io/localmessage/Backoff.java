@@ -71,6 +71,10 @@ public abstract class Backoff {
     if (d.isNegative() || d.isZero()) {
       throw new IllegalArgumentException(what + " must be positive, was " + d);
     }
+    if (d.compareTo(NewMessage.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          what + " must be at most " + NewMessage.MAX_DELAY + " (100 years), was " + d);
+    }
   }
 
   /** Exponential backoff with jitter. */

@@ -182,6 +182,10 @@ public final class HandlerConfig {
       if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
         throw new IllegalArgumentException("maxAge must be positive or null, was " + maxAge);
       }
+      if (maxAge != null && maxAge.compareTo(NewMessage.MAX_DELAY) > 0) {
+        throw new IllegalArgumentException(
+            "maxAge must be at most " + NewMessage.MAX_DELAY + " (100 years), was " + maxAge);
+      }
       this.maxAge = maxAge;
       return this;
     }
@@ -207,6 +211,13 @@ public final class HandlerConfig {
       if (retainSucceeded.isNegative()) {
         throw new IllegalArgumentException(
             "retainSucceeded must not be negative, was " + retainSucceeded);
+      }
+      if (retainSucceeded.compareTo(NewMessage.MAX_DELAY) > 0) {
+        throw new IllegalArgumentException(
+            "retainSucceeded must be at most "
+                + NewMessage.MAX_DELAY
+                + " (100 years), was "
+                + retainSucceeded);
       }
       this.retainSucceeded = retainSucceeded;
       return this;

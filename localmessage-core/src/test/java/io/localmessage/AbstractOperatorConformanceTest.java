@@ -570,6 +570,11 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     assertThat(lm.admin().purge(MessageStatus.CANCELED, Duration.ZERO)).isEqualTo(1);
     assertThat(fx.countAll()).isEqualTo(1);
     assertThat(fx.count("status = 0")).isEqualTo(1);
+    // an age no computation survives is refused before any SQL, naming the bound
+    assertThatThrownBy(
+            () -> lm.admin().purge(MessageStatus.DEAD, Duration.ofSeconds(Long.MAX_VALUE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("olderThan must be at most PT876000H (100 years)");
   }
 
   // ------------------------------------------------------------------ max age after requeue

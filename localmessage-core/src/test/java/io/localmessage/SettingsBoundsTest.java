@@ -179,4 +179,32 @@ class SettingsBoundsTest {
                 + ", handlerTimeout=PT30S, maxAge=null, ordered=false, retainSucceeded=PT0S,"
                 + " batchSize=100, retryAfterCountsAttempt=false}");
   }
+
+  /**
+   * Backoffs, ages and retention have the message delay's bound (100 years): past it the setting is
+   * refused naming the limit, instead of overflowing when the engine adds it to a time.
+   */
+  @Test
+  void backoffsAgesAndRetentionPastOneHundredYearsAreRefusedNamingTheBound() {
+    Duration tooLong = Duration.ofSeconds(Long.MAX_VALUE);
+    String bound = " must be at most PT876000H (100 years), was " + tooLong;
+    assertThatThrownBy(() -> Backoff.fixed(tooLong))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("fixed delay" + bound);
+    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(1), tooLong))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("max backoff" + bound);
+    assertThatThrownBy(() -> Backoff.schedule(Duration.ofSeconds(1), tooLong))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("schedule delay" + bound);
+    assertThatThrownBy(() -> HandlerConfig.builder().maxAge(tooLong))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxAge" + bound);
+    assertThatThrownBy(() -> HandlerConfig.builder().retainSucceeded(tooLong))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("retainSucceeded" + bound);
+    assertThatCode(() -> Backoff.fixed(NewMessage.MAX_DELAY)).doesNotThrowAnyException();
+    assertThatCode(() -> HandlerConfig.builder().maxAge(NewMessage.MAX_DELAY))
+        .doesNotThrowAnyException();
+  }
 }

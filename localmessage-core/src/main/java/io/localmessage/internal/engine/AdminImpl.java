@@ -158,6 +158,13 @@ final class AdminImpl implements Admin {
     if (olderThan.isNegative()) {
       throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
     }
+    if (olderThan.compareTo(io.localmessage.NewMessage.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "olderThan must be at most "
+              + io.localmessage.NewMessage.MAX_DELAY
+              + " (100 years), was "
+              + olderThan);
+    }
   }
 
   private static int checkLimit(int limit) {
