@@ -267,6 +267,15 @@ public abstract class Dialect {
   }
 
   /**
+   * The largest statement the server accepts, in bytes, when it has such a limit (MySQL/MariaDB's
+   * {@code max_allowed_packet}, past which it refuses the statement and closes the connection);
+   * empty when it has none worth checking. The default: none.
+   */
+  public java.util.OptionalLong maxStatementBytes(Connection c) throws SQLException {
+    return java.util.OptionalLong.empty();
+  }
+
+  /**
    * Takes the lock under which the schema of the tables named after {@code table} is created or
    * brought up to date, on the autocommit connection {@code c}, waiting for another replica that
    * holds it: replicas starting together each find the schema missing, and their DDL must not run

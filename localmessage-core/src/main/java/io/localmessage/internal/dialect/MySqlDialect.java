@@ -60,6 +60,14 @@ final class MySqlDialect extends LockingSelectDialect {
     }
   }
 
+  @Override
+  public OptionalLong maxStatementBytes(Connection c) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT @@max_allowed_packet")) {
+      return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+    }
+  }
+
   private static String schemaLockName(String table) {
     return "localmessage_schema_" + Long.toHexString(AggregateLockKey.of(table, "", "schema"));
   }

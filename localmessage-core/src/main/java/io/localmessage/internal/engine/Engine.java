@@ -57,6 +57,10 @@ final class Engine implements LocalMessages {
     this.settings = settings;
     this.dialect =
         settings.dialect() != null ? settings.dialect() : Dialects.detect(settings.dataSource());
+    if (settings.dialect() == null || settings.autoCreateSchema()) {
+      // only where the build talks to the database anyway: a replica may start while it is away
+      checkPayloadFitsStatements(settings, dialect);
+    }
     this.tables = Tables.of(settings.table(), settings.inboxTable());
     this.queue = new MessageQueue(settings.dataSource(), dialect, tables);
     this.queries = new MessageQueries(settings.dataSource(), dialect, tables);
@@ -84,6 +88,45 @@ final class Engine implements LocalMessages {
                 listener,
                 settings.loopStuckAfter())
             : null;
+  }
+
+  /**
+   * Bytes a save's statement needs besides the payload: the headers (at most {@link
+   * NewMessage#MAX_HEADERS_LENGTH} characters, 4 bytes each), the other columns and the statement.
+   */
+  static final int ROW_ROOM = 64 * 1024;
+
+  /**
+   * Refuses a {@code maxPayloadBytes} whose saves the server would refuse: MySQL/MariaDB close the
+   * connection on a statement past {@code max_allowed_packet}. A payload may take twice its size in
+   * the statement (a driver that escapes binary into the statement's text), so the largest allowed
+   * is half the packet less the room of the rest of the row.
+   */
+  private static void checkPayloadFitsStatements(Settings settings, Dialect dialect) {
+    java.util.OptionalLong packet;
+    try (Connection c = Transactions.autocommit(settings.dataSource())) {
+      packet = dialect.maxStatementBytes(c);
+    } catch (java.sql.SQLException | RuntimeException e) {
+      log.debug("event=statement_limit_unknown error={}", e.toString());
+      return;
+    }
+    if (packet.isEmpty()) {
+      return;
+    }
+    long fits = (packet.getAsLong() - ROW_ROOM) / 2;
+    if (settings.maxPayloadBytes() > fits) {
+      throw new IllegalArgumentException(
+          "maxPayloadBytes "
+              + settings.maxPayloadBytes()
+              + " does not fit the database's max_allowed_packet of "
+              + packet.getAsLong()
+              + " bytes (a payload may take twice its size in the statement, plus "
+              + ROW_ROOM
+              + " bytes for the rest of the row): a larger save would be refused and its connection"
+              + " closed. Set maxPayloadBytes to at most "
+              + Math.max(0, fits)
+              + " or raise max_allowed_packet");
+    }
   }
 
   // ---------------------------------------------------------------- registration and lifecycle
