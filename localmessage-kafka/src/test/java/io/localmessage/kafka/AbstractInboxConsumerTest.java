@@ -123,12 +123,7 @@ public abstract class AbstractInboxConsumerTest extends InboxTestBase {
       }
     }
 
-    await()
-        .atMost(60, TimeUnit.SECONDS)
-        .until(
-            () ->
-                Topics.committed(broker.bootstrapServers(), "poisoned", topic).getOrDefault(0, 0L)
-                    == 10L);
+    awaitCommitted("poisoned", topic, 10);
     assertThat(ledgerRows()).isEqualTo(9);
     assertThat(ledgerRows("e3")).isZero();
     assertThat(ledgerRows("e6")).isEqualTo(1);
@@ -197,12 +192,7 @@ public abstract class AbstractInboxConsumerTest extends InboxTestBase {
       send(p, topic, "acct-1", "e2", "2");
     }
 
-    await()
-        .atMost(60, TimeUnit.SECONDS)
-        .until(
-            () ->
-                Topics.committed(broker.bootstrapServers(), "binary", topic).getOrDefault(0, 0L)
-                    == 3L);
+    awaitCommitted("binary", topic, 3);
     assertThat(ledgerRows()).isEqualTo(2);
     assertThat(deadRows()).isEqualTo(1);
     try (Connection c = ds.getConnection();
@@ -252,12 +242,7 @@ public abstract class AbstractInboxConsumerTest extends InboxTestBase {
       send(p, topic, "acct-1", "e2", "2");
     }
 
-    await()
-        .atMost(60, TimeUnit.SECONDS)
-        .until(
-            () ->
-                Topics.committed(broker.bootstrapServers(), "bigheaders", topic).getOrDefault(0, 0L)
-                    == 3L);
+    awaitCommitted("bigheaders", topic, 3);
     assertThat(ledgerRows()).isEqualTo(2);
     assertThat(deadRows()).isEqualTo(1);
     try (Connection c = ds.getConnection();
@@ -432,5 +417,15 @@ public abstract class AbstractInboxConsumerTest extends InboxTestBase {
     assertThat(Sql.count(ds, "SELECT SUM(amount) FROM " + ledger))
         .isEqualTo(Sql.count(ds, "SELECT SUM(amount) FROM " + deposits));
     assertThat(deadRows()).isZero();
+  }
+
+  /** Waits until {@code group} has committed {@code offset} on partition 0 of {@code topic}. */
+  private void awaitCommitted(String group, String topic, long offset) {
+    await()
+        .atMost(60, TimeUnit.SECONDS)
+        .until(
+            () ->
+                Topics.committed(broker.bootstrapServers(), group, topic).getOrDefault(0, 0L)
+                    == offset);
   }
 }
