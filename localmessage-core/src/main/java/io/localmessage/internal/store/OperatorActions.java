@@ -50,6 +50,7 @@ public final class OperatorActions {
     OperatorInput.bizType(bizType);
     String op = OperatorInput.operator(operator);
     String why = OperatorInput.reason(reason);
+    ensureControlRow(bizType, op, why);
     tx.inTransaction(
         c -> {
           if (updateControl(c, bizType, paused, op, why) == 0) {
@@ -86,6 +87,48 @@ public final class OperatorActions {
         bizType,
         op,
         why);
+  }
+
+  /**
+   * Creates {@code bizType}'s control row (not paused) when it has none, in a statement of its own
+   * that commits at once, so the action's transaction only changes an existing row: operators
+   * pausing a type for the first time at once then take its row lock in turn. Inside one
+   * transaction, InnoDB's locks around a missing key made them deadlock against each other (5 at
+   * once outran the retries). A row another operator created meanwhile is fine; any other failure
+   * is left to the action, whose own insert still covers a missing row.
+   */
+  private void ensureControlRow(String bizType, String operator, String reason) {
+    try (Connection c = tx.autocommit()) {
+      try (PreparedStatement exists =
+          c.prepareStatement("SELECT 1 FROM " + tables.control() + " WHERE biz_type = ?")) {
+        exists.setString(1, bizType);
+        try (java.sql.ResultSet rs = exists.executeQuery()) {
+          if (rs.next()) {
+            return;
+          }
+        }
+      }
+      insertControlRow(c, bizType, operator, reason);
+    } catch (SQLException | RuntimeException e) {
+      // created by another operator meanwhile (a duplicate key), or the database is away: the
+      // action's transaction decides
+    }
+  }
+
+  private void insertControlRow(Connection c, String bizType, String operator, String reason)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO "
+                + tables.control()
+                + " (biz_type, paused, updated_by, reason, updated_at) VALUES (?, 0, ?, ?, "
+                + dialect.now()
+                + ")")) {
+      ps.setString(1, bizType);
+      ps.setString(2, operator);
+      ps.setString(3, reason);
+      ps.executeUpdate();
+    }
   }
 
   /** Sets the paused flag of {@code bizType}'s control row; returns 0 when there is none yet. */
