@@ -54,28 +54,18 @@ public final class OperatorActions {
     tx.inTransaction(
         c -> {
           if (updateControl(c, bizType, paused, op, why) == 0) {
-            // the type's first pause: its control row is created here. Another operator's first
-            // pause may create it at the same moment; then this one changes the row that one made
+            // no row yet: ensureControlRow could not create it (the database was away then).
+            // Created here; one another operator created meanwhile is the row to change
             java.sql.Savepoint before = c.setSavepoint();
-            try (PreparedStatement ps =
-                c.prepareStatement(
-                    "INSERT INTO "
-                        + tables.control()
-                        + " (biz_type, paused, updated_by, reason, updated_at) VALUES (?, ?, ?, ?, "
-                        + dialect.now()
-                        + ")")) {
-              ps.setString(1, bizType);
-              ps.setInt(2, paused ? 1 : 0);
-              ps.setString(3, op);
-              ps.setString(4, why);
-              ps.executeUpdate();
+            try {
+              insertControlRow(c, bizType, op, why);
             } catch (SQLException e) {
               if (!SqlErrors.integrityViolation(e)) {
                 throw e;
               }
               c.rollback(before);
-              updateControl(c, bizType, paused, op, why);
             }
+            updateControl(c, bizType, paused, op, why);
           }
           audit(c, null, bizType, paused ? "PAUSE" : "RESUME", op, why);
           return null;
