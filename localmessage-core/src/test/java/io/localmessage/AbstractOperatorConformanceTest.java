@@ -9,6 +9,7 @@ import io.localmessage.inbox.Inbox;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
+import io.localmessage.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,12 +17,15 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -422,7 +426,14 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
       // drain
     }
     assertThat(fx.count("status = 2")).isEqualTo(1);
-    ExecutorService purger = Executors.newSingleThreadExecutor(r -> new Thread(r, "test-purger"));
+    AtomicReference<Thread> purgerThread = new AtomicReference<>();
+    ExecutorService purger =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "test-purger");
+              purgerThread.set(t);
+              return t;
+            });
     try (Connection requeue = ds.getConnection()) {
       requeue.setAutoCommit(false);
       // the row change of a requeue, its transaction still open: PENDING, due now
@@ -438,9 +449,22 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
       }
       Future<Integer> purge =
           purger.submit(() -> lm.admin().purge(MessageStatus.DEAD, Duration.ZERO));
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(() -> purge.isDone() || db.anySessionWaitsForLock());
+      try {
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> purge.isDone() || db.anySessionWaitsForLock());
+      } catch (ConditionTimeoutException e) {
+        // seen once on MariaDB with two builds beside each other (at 10 s): neither done nor
+        // waiting for the row lock; the failure says where the purge was and what the pool had
+        throw new AssertionError(
+            "the purge neither ended nor waited for the requeue's row lock within 30 s; purger at "
+                + Arrays.toString(purgerThread.get().getStackTrace())
+                + "\npool: "
+                + TestDatabase.poolState(ds)
+                + "\nsessions:\n"
+                + db.sessionsReport(),
+            e);
+      }
       requeue.commit();
       assertThat(purge.get(20, TimeUnit.SECONDS)).as("messages purged").isZero();
     } finally {

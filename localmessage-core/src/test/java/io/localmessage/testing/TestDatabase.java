@@ -95,6 +95,20 @@ public final class TestDatabase implements AutoCloseable {
     return ds;
   }
 
+  /** Active, idle and waiting counts of a pool made by {@link #dataSource(int)}. */
+  public static String poolState(DataSource ds) {
+    if (ds instanceof HikariDataSource h && h.getHikariPoolMXBean() != null) {
+      var p = h.getHikariPoolMXBean();
+      return "active="
+          + p.getActiveConnections()
+          + " idle="
+          + p.getIdleConnections()
+          + " waiting="
+          + p.getThreadsAwaitingConnection();
+    }
+    return String.valueOf(ds);
+  }
+
   /** Spring Boot {@code spring.datasource.*} properties pointing at this database. */
   public String[] springDataSourceProperties(int poolSize) {
     return new String[] {
@@ -192,6 +206,44 @@ public final class TestDatabase implements AutoCloseable {
       return killed;
     } catch (SQLException e) {
       throw new IllegalStateException("ending the sessions of " + name + " failed", e);
+    }
+  }
+
+  /**
+   * One line per session of this database (PostgreSQL: of its pools) with its state and statement,
+   * and the server's connection count: what a test that waited in vain for a lock wait prints.
+   */
+  public String sessionsReport() {
+    String sql =
+        switch (kind) {
+          case POSTGRESQL ->
+              "SELECT pid || ' ' || coalesce(state, '') || ' ' || coalesce(wait_event_type, '')"
+                  + " || ' ' || coalesce(left(query, 200), '') FROM pg_stat_activity"
+                  + " WHERE application_name LIKE '"
+                  + name
+                  + "-%' UNION ALL SELECT 'server sessions: ' || count(*) FROM pg_stat_activity";
+          case MARIADB ->
+              "SELECT CONCAT_WS(' ', p.ID, p.COMMAND, p.STATE, t.trx_state, LEFT(p.INFO, 200))"
+                  + " FROM information_schema.PROCESSLIST p LEFT JOIN information_schema.INNODB_TRX t"
+                  + " ON p.ID = t.trx_mysql_thread_id WHERE p.DB = '"
+                  + name
+                  + "' UNION ALL SELECT CONCAT('server sessions: ', COUNT(*))"
+                  + " FROM information_schema.PROCESSLIST";
+          case H2 ->
+              "SELECT SESSION_ID || ' ' || SESSION_STATE || ' ' || COALESCE(EXECUTING_STATEMENT, '')"
+                  + " FROM INFORMATION_SCHEMA.SESSIONS";
+        };
+    String url = kind == Kind.H2 ? jdbcUrl() : adminUrl();
+    StringBuilder out = new StringBuilder();
+    try (Connection c = DriverManager.getConnection(url, user(), password());
+        Statement st = c.createStatement();
+        java.sql.ResultSet rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        out.append(rs.getString(1)).append('\n');
+      }
+      return out.toString();
+    } catch (SQLException e) {
+      return "reading the sessions of " + name + " failed: " + e;
     }
   }
 
