@@ -41,7 +41,11 @@ public interface Admin {
    */
   int requeueDead(Collection<Long> ids, String operator, String reason);
 
-  /** Requeues every DEAD message of {@code bizType}, in batches. Returns how many moved. */
+  /**
+   * Requeues every message of {@code bizType} that was DEAD when the call started, each once, in
+   * batches: one that dies again meanwhile, or dies only after the start, is left alone. Returns
+   * how many moved.
+   */
   int requeueAllDead(String bizType, String operator, String reason);
 
   /** Backlog per biz type present in the table or paused. */
@@ -70,6 +74,11 @@ public interface Admin {
    * biz type after the other, in statements of at most the engine's purge batch size, each its own
    * short transaction served by an index (it never scans the table or locks the PENDING messages
    * workers claim). Returns how many were deleted.
+   *
+   * <p>A DEAD message that a later PENDING or DEAD message of its aggregate waits behind (the head
+   * of an ordered aggregate) is kept: deleting it would release the next message with no decision
+   * on this one. The purge logs how many it kept ({@code event=purge_kept_dead_heads}); {@link
+   * #cancel} (which releases the next message, audited) or {@link #requeueDead} decides them.
    */
   int purge(MessageStatus status, Duration olderThan);
 

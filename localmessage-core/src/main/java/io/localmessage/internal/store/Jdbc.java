@@ -32,4 +32,17 @@ final class Jdbc {
       throw new StoreException("listing biz types failed: " + e.getMessage(), e);
     }
   }
+
+  /** The one number {@code sql} answers, read on an autocommit connection. */
+  static long queryLong(DataSource dataSource, String sql, Binder binder, String what) {
+    try (Connection c = Transactions.autocommit(dataSource);
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    } catch (SQLException e) {
+      throw new StoreException(what + " failed: " + e.getMessage(), e);
+    }
+  }
 }

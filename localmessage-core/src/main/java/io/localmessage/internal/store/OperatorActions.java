@@ -224,25 +224,30 @@ public final class OperatorActions {
   }
 
   /**
-   * Requeues every DEAD message of {@code bizType}, bounded by what was dead when it started:
-   * messages dying again meanwhile are left alone. Returns how many moved.
+   * Requeues every DEAD message of {@code bizType} that was DEAD when it started, each once: the
+   * messages are walked in id order from a cursor, so one that is requeued and dies again meanwhile
+   * (by this call, a replica or another operator) is not met a second time, and one that died after
+   * the start (its {@code updated_at} is later) is left alone. Returns how many moved.
    */
   public int requeueAllDead(String bizType, String operator, String reason) {
     OperatorInput.bizType(bizType);
     String op = OperatorInput.operator(operator);
     String why = OperatorInput.reason(reason);
-    long initial = deadCount(bizType);
+    long started = System.nanoTime();
     int moved = 0;
-    while (moved < initial) {
-      List<Long> ids = deadIds(bizType, batchSize);
+    long after = 0;
+    while (true) {
+      // the database's now minus the time this call has run: its start on the database clock
+      long sinceStart = (System.nanoTime() - started) / 1_000_000;
+      List<Long> ids = deadIds(bizType, after, sinceStart, batchSize);
       if (ids.isEmpty()) {
         break;
       }
-      int n = requeue(ids, op, why);
-      if (n == 0) {
-        break;
+      moved += requeue(ids, op, why);
+      if (ids.size() < batchSize) {
+        break; // the last batch: no DEAD message of the start above it
       }
-      moved += n;
+      after = ids.get(ids.size() - 1);
     }
     log.info(
         "event=requeue_all biz_type={} moved={} operator={} reason={}", bizType, moved, op, why);
@@ -341,27 +346,23 @@ public final class OperatorActions {
     }
   }
 
-  private long deadCount(String bizType) {
-    String sql = "SELECT COUNT(*) FROM " + tables.message() + " WHERE biz_type = ? AND status = 2";
-    try (Connection c = tx.autocommit();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, bizType);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : 0;
-      }
-    } catch (SQLException e) {
-      throw new StoreException("counting dead messages failed", e);
-    }
-  }
-
-  /** Ids of DEAD messages of a type, oldest first. */
-  private List<Long> deadIds(String bizType, int limit) {
+  /**
+   * Ids of DEAD messages of a type above {@code after}, in id order, that were DEAD already {@code
+   * sinceStartMillis} ago (last changed before then).
+   */
+  private List<Long> deadIds(String bizType, long after, long sinceStartMillis, int limit) {
     String sql =
-        "SELECT id FROM " + tables.message() + " WHERE biz_type = ? AND status = 2 ORDER BY id";
+        "SELECT id FROM "
+            + tables.message()
+            + " WHERE biz_type = ? AND status = 2 AND id > ? AND updated_at <= "
+            + dialect.plusMillis(dialect.now())
+            + " ORDER BY id";
     List<Long> ids = new ArrayList<>();
     try (Connection c = tx.autocommit();
         PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, bizType);
+      ps.setLong(2, after);
+      ps.setLong(3, -sinceStartMillis);
       ps.setMaxRows(limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -9,6 +9,8 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The retention purge of terminal messages and of inbox rows: bounded batches, each its own short
@@ -16,6 +18,11 @@ import javax.sql.DataSource;
  * for.
  */
 public final class Retention {
+  private static final Logger log = LoggerFactory.getLogger(Retention.class);
+
+  /** Tries of one purge statement that a deadlock rolled back. */
+  private static final int DEADLOCK_TRIES = 5;
+
   private final DataSource dataSource;
   private final Dialect dialect;
   private final String table;
@@ -52,19 +59,80 @@ public final class Retention {
 
   private int purgeType(MessageStatus status, String bizType, Duration olderThan, int batchSize) {
     String cutoff = dialect.plusMillis(dialect.now());
-    String condition =
+    String aged =
         "biz_type = ? AND status = ? AND next_retry_at < " + cutoff + " AND updated_at < " + cutoff;
-    return deleteInBatches(
-        dataSource,
-        dialect.deleteBatchSql(table, "id", condition),
-        batchSize,
-        ps -> {
-          ps.setString(1, bizType);
-          ps.setInt(2, Codes.of(status));
-          ps.setLong(3, -olderThan.toMillis());
-          ps.setLong(4, -olderThan.toMillis());
-        },
-        "purging " + status + " messages of " + bizType);
+    boolean dead = status == MessageStatus.DEAD;
+    String condition = dead ? aged + " AND id NOT IN (" + blockingHeads() + ")" : aged;
+    int deleted =
+        deleteInBatches(
+            dataSource,
+            dialect.deleteBatchSql(table, "id", condition),
+            batchSize,
+            ps -> {
+              bindAged(ps, status, bizType, olderThan);
+              if (dead) {
+                ps.setString(5, bizType);
+              }
+            },
+            "purging " + status + " messages of " + bizType);
+    if (dead) {
+      reportKeptHeads(bizType, olderThan, cutoff);
+    }
+    return deleted;
+  }
+
+  private static void bindAged(
+      PreparedStatement ps, MessageStatus status, String bizType, Duration olderThan)
+      throws SQLException {
+    ps.setString(1, bizType);
+    ps.setInt(2, Codes.of(status));
+    ps.setLong(3, -olderThan.toMillis());
+    ps.setLong(4, -olderThan.toMillis());
+  }
+
+  /**
+   * The ids of DEAD messages of one biz type (the one parameter) that a later PENDING or DEAD
+   * message of their aggregate waits behind: the heads that block an ordered aggregate. A purge
+   * keeps them; only an operator's cancel or requeue decides them (design 8.8). A derived table
+   * made DISTINCT, so MySQL materializes it instead of refusing a subquery on the table a DELETE
+   * changes.
+   */
+  private String blockingHeads() {
+    return "SELECT id FROM (SELECT DISTINCT h.id FROM "
+        + table
+        + " h JOIN "
+        + table
+        + " s ON s.aggregate_id = h.aggregate_id AND s.biz_type = h.biz_type AND s.id > h.id"
+        + " WHERE h.biz_type = ? AND h.status = 2 AND s.status IN (0, 2)) blocking";
+  }
+
+  private void reportKeptHeads(String bizType, Duration olderThan, String cutoff) {
+    String sql =
+        "SELECT COUNT(*) FROM "
+            + table
+            + " WHERE biz_type = ? AND status = ? AND next_retry_at < "
+            + cutoff
+            + " AND updated_at < "
+            + cutoff
+            + " AND id IN ("
+            + blockingHeads()
+            + ")";
+    long kept =
+        Jdbc.queryLong(
+            dataSource,
+            sql,
+            ps -> {
+              bindAged(ps, MessageStatus.DEAD, bizType, olderThan);
+              ps.setString(5, bizType);
+            },
+            "counting the DEAD heads the purge of " + bizType + " kept");
+    if (kept > 0) {
+      log.warn(
+          "event=purge_kept_dead_heads biz_type={} kept={} note=a later message of each one's"
+              + " aggregate waits behind it; cancel or requeue them to decide",
+          bizType,
+          kept);
+    }
   }
 
   /** Deletes inbox rows received more than {@code olderThan} ago, {@code batchSize} at a time. */
@@ -83,6 +151,25 @@ public final class Retention {
         "purging the inbox");
   }
 
+  /**
+   * One batch, executed again when the database chose it as a deadlock victim (it rolled back only
+   * this statement, so running it again deletes nothing twice): the rows it locks in index order
+   * meet write-backs and operator actions locking by primary key. Up to {@value #DEADLOCK_TRIES}
+   * tries.
+   */
+  private static int deleteBatch(PreparedStatement ps) throws SQLException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return ps.executeUpdate();
+      } catch (SQLException e) {
+        if (!SqlErrors.rolledBack(e) || attempt >= DEADLOCK_TRIES) {
+          throw e;
+        }
+        log.debug("event=purge_batch_retried attempt={} error={}", attempt, e.getMessage());
+      }
+    }
+  }
+
   private static int deleteInBatches(
       DataSource dataSource, String sql, int batchSize, Jdbc.Binder binder, String what) {
     int total = 0;
@@ -97,7 +184,7 @@ public final class Retention {
         while (true) {
           binder.bind(ps);
           ps.setInt(limitIndex, batchSize);
-          int n = ps.executeUpdate();
+          int n = deleteBatch(ps);
           total += n;
           if (n < batchSize) {
             return total;

@@ -72,11 +72,16 @@ class H2OperatorActionsBulkTest extends DatabaseTest {
               if (m.getName().equals("prepareStatement")
                   && ((String) a[0]).contains("requeued_at")
                   && died.compareAndSet(false, true)) {
-                Sql.update(ds, "UPDATE " + fx.table + " SET status = 2 WHERE idem_key = 'late-1'");
+                Sql.update(
+                    ds,
+                    "UPDATE "
+                        + fx.table
+                        + " SET status = 2, updated_at = CURRENT_TIMESTAMP(3)"
+                        + " WHERE idem_key = 'late-1'");
               }
               return Intercepting.PROCEED;
             });
-    assertThat(actions(dying, 100).requeueAllDead("t.a", "ops", "channel fixed")).isEqualTo(4);
+    assertThat(actions(dying, 2).requeueAllDead("t.a", "ops", "channel fixed")).isEqualTo(4);
     assertThat(died).isTrue();
     assertThat(fx.count("idem_key = 'late-1' AND status = 2")).isEqualTo(1);
     assertThat(fx.count("status = 0")).isEqualTo(4);
