@@ -64,6 +64,16 @@ public final class Schema {
     SchemaScripts.apply(c, statements);
   }
 
+  /**
+   * {@link #apply}s {@code statements} holding {@code dialect}'s schema lock named by {@code table}
+   * (PostgreSQL: an advisory lock, MySQL/MariaDB: {@code GET_LOCK}, H2: a JVM lock): replicas that
+   * start together and each find the tables missing take turns instead of racing in the catalog.
+   */
+  public static void applyLocked(
+      Connection c, Dialect dialect, String table, List<String> statements) throws SQLException {
+    SchemaScripts.applyLocked(c, dialect, table, statements);
+  }
+
   /** The text of a schema script on the classpath, e.g. another module's later step. */
   public static String read(String resource) {
     return SchemaScripts.read(resource);

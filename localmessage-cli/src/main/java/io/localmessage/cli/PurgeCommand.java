@@ -30,7 +30,8 @@ final class PurgeCommand implements Callable<Integer> {
       split = ",",
       description =
           "Statuses to purge: SUCCEEDED, CANCELED, DEAD (default: SUCCEEDED,CANCELED;"
-              + " dead letters only when named).")
+              + " dead letters only when named; a DEAD message that a later message of its"
+              + " aggregate waits behind is kept: cancel or requeue it).")
   Set<MessageStatus> statuses;
 
   @Option(names = "--inbox", description = "Purge inbox rows instead (ends their dedup window).")

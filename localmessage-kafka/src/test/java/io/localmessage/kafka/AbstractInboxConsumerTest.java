@@ -34,6 +34,52 @@ import org.junit.jupiter.api.Test;
 public abstract class AbstractInboxConsumerTest extends InboxTestBase {
   // ------------------------------------------------------------------ tests
 
+  /**
+   * Consumers of a first deployment starting together each create the inbox and dead tables they
+   * find missing: they take turns under the schema lock instead of racing in the catalog (12 at
+   * once on one new pair of tables).
+   */
+  @Test
+  void consumersCreatingTheirTablesAtOnceAllStart() throws Exception {
+    int consumers = 12;
+    String inbox = fx.table + "_cin";
+    String dead = fx.table + "_cdead";
+    io.localmessage.spi.Dialect dialect;
+    try (Connection c = ds.getConnection()) {
+      dialect = io.localmessage.spi.Dialects.detect(c);
+    }
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(
+            consumers, r -> new Thread(r, "test-consumer-start"));
+    CountDownLatch go = new CountDownLatch(1);
+    List<java.util.concurrent.Future<?>> starts = new java.util.ArrayList<>();
+    List<String> failures = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < consumers; i++) {
+        starts.add(
+            pool.submit(
+                () -> {
+                  go.await(10, TimeUnit.SECONDS);
+                  io.localmessage.kafka.internal.InboxSchema.create(ds, dialect, inbox, dead);
+                  return null;
+                }));
+      }
+      go.countDown();
+      for (java.util.concurrent.Future<?> f : starts) {
+        try {
+          f.get(120, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+          failures.add(String.valueOf(e.getCause()));
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(failures).isEmpty();
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + inbox)).isZero();
+    assertThat(Sql.count(ds, "SELECT COUNT(*) FROM " + dead)).isZero();
+  }
+
   @Test
   void aRelayThatCrashesAfterSendingPublishesTwiceAndTheInboxAppliesOnce() throws Exception {
     String topic = Topics.unique("dup");

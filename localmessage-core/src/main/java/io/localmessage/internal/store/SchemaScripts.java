@@ -78,19 +78,28 @@ public final class SchemaScripts {
    */
   public static void create(DataSource dataSource, Dialect dialect, Tables tables) {
     try (Connection c = Transactions.autocommit(dataSource)) {
-      // one replica at a time: replicas starting together each find the schema missing
-      dialect.lockSchema(c, tables.message());
-      try {
-        apply(c, split(ddl(dialect, tables)));
-      } finally {
-        try {
-          dialect.unlockSchema(c, tables.message());
-        } catch (SQLException | RuntimeException e) {
-          // a broken connection: its session, and the lock with it, ends when the pool drops it
-        }
-      }
+      applyLocked(c, dialect, tables.message(), split(ddl(dialect, tables)));
     } catch (SQLException e) {
       throw new StoreException("creating the localmessage schema failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * {@link #apply}s {@code statements} holding the dialect's schema lock named by {@code table}:
+   * one replica at a time, since replicas starting together each find the schema missing and would
+   * run the same DDL side by side.
+   */
+  public static void applyLocked(
+      Connection c, Dialect dialect, String table, List<String> statements) throws SQLException {
+    dialect.lockSchema(c, table);
+    try {
+      apply(c, statements);
+    } finally {
+      try {
+        dialect.unlockSchema(c, table);
+      } catch (SQLException | RuntimeException e) {
+        // a broken connection: its session, and the lock with it, ends when the pool drops it
+      }
     }
   }
 

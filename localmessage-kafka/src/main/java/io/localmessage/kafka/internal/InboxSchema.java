@@ -40,11 +40,14 @@ public final class InboxSchema {
     return out;
   }
 
-  /** Creates the inbox and dead tables when missing. */
+  /**
+   * Creates the inbox and dead tables when missing, under the schema lock named by the inbox table:
+   * consumers starting together take turns instead of racing in the catalog.
+   */
   public static void create(DataSource ds, Dialect dialect, String inboxTable, String deadTable) {
     try (Connection c = Transactions.autocommit(ds)) {
       // the core's later steps alter the inbox; applied only where not done yet
-      Schema.apply(c, statements(dialect, inboxTable, deadTable));
+      Schema.applyLocked(c, dialect, inboxTable, statements(dialect, inboxTable, deadTable));
     } catch (SQLException e) {
       throw new StoreException("creating the inbox tables failed: " + e.getMessage(), e);
     }
