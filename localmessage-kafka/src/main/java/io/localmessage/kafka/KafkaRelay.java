@@ -24,6 +24,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -48,7 +51,13 @@ import org.slf4j.LoggerFactory;
  * <p>Outcomes: acknowledged: success. Broker or network trouble, timeouts, a missing topic (with a
  * last_error that names the topic and auto-creation): retried with the type's backoff. Record too
  * large, serialization errors, authorization errors, an invalid topic name, no topic at all or a
- * message that is not an EVENT: DEAD with the reason.
+ * message that is not an EVENT: DEAD with the reason. A producer that can no longer send (the
+ * client's fatal errors of an idempotent producer: an out-of-order sequence, a fenced or
+ * unsupported producer, no cluster authorization for idempotent writes; or a closed producer): the
+ * batch's unacknowledged messages are retried, the rest of the batch is not sent on it, and the
+ * relay's own producer is closed and replaced by a new one (logged {@code
+ * event=relay_producer_replaced}, counted in {@code localmessage.kafka.producer.failures}); a
+ * producer the caller owns is only reported, since the relay cannot recreate it.
  *
  * <p>Delivery is at least once: a record whose acknowledgement was lost is sent again, so consumers
  * dedupe by {@value RelayHeaders#EVENT_ID} (see {@link KafkaInboxConsumer}).
@@ -94,7 +103,15 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
   /** Slack between the relay's longest batch and the handler timeout. */
   private static final Duration HANDLER_MARGIN = Duration.ofSeconds(1);
 
-  private final Producer<byte[], byte[]> producer;
+  /** The caller's producer last reported unusable (reported once, not per batch). */
+  private Producer<byte[], byte[]> reportedUnusable;
+
+  /** The producer in use; replaced when it can no longer send (only one the relay created). */
+  private final AtomicReference<Producer<byte[], byte[]>> producer;
+
+  /** Creates the relay's own producers; null for a producer the caller owns. */
+  private final Supplier<Producer<byte[], byte[]>> factory;
+
   private final boolean ownsProducer;
   private final Duration deliveryTimeout;
   private final Duration maxBlock;
@@ -105,6 +122,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
 
   private KafkaRelay(
       Producer<byte[], byte[]> producer,
+      Supplier<Producer<byte[], byte[]>> factory,
       boolean ownsProducer,
       Duration deliveryTimeout,
       Duration maxBlock,
@@ -112,7 +130,8 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       TopicResolver topics,
       RelayMetrics metrics,
       TracePropagation tracing) {
-    this.producer = producer;
+    this.producer = new AtomicReference<>(producer);
+    this.factory = factory;
     this.ownsProducer = ownsProducer;
     this.deliveryTimeout = deliveryTimeout;
     this.maxBlock = maxBlock;
@@ -176,10 +195,16 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     Map<String, Outcome> failedTopics = new HashMap<>();
     boolean interrupted = false;
     TracePropagation.Span[] traced = traced(messages);
+    Producer<byte[], byte[]> p = producer.get();
+    Throwable unusable = null;
     for (int i : idOrder(messages)) {
       Message m = messages.get(i);
       if (interrupted) {
         outcomes[i] = Outcome.retry("not sent: the relay was interrupted (handler timeout)");
+        continue;
+      }
+      if (unusable != null) {
+        outcomes[i] = producerFailed(unusable, "not sent: ");
         continue;
       }
       Outcome refused = refuse(m);
@@ -208,13 +233,18 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
         continue;
       }
       try {
-        sends[i] = send(topic, m, traced == null ? null : traced[i]);
+        sends[i] = send(p, topic, m, traced == null ? null : traced[i]);
       } catch (InterruptException e) {
         interrupted = true;
         outcomes[i] = Outcome.retry("not sent: the relay was interrupted (handler timeout)");
         continue;
       } catch (RuntimeException e) {
-        outcomes[i] = failed(m, topic, e, failedTopics);
+        if (SendErrors.isProducerFatal(e)) {
+          unusable = e;
+          outcomes[i] = producerFailed(e, "");
+        } else {
+          outcomes[i] = failed(m, topic, e, failedTopics);
+        }
         continue;
       } finally {
         lastSendReturned = System.nanoTime();
@@ -223,7 +253,12 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       if (sends[i].isDone()) {
         Throwable error = failureOf(sends[i]);
         if (error != null) {
-          outcomes[i] = failed(m, topic, error, failedTopics);
+          if (SendErrors.isProducerFatal(error)) {
+            unusable = error;
+            outcomes[i] = producerFailed(error, "");
+          } else {
+            outcomes[i] = failed(m, topic, error, failedTopics);
+          }
           sends[i] = null;
         }
       }
@@ -234,8 +269,17 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     long deadline = lastSendReturned + deliveryTimeout.plus(WAIT_MARGIN).toNanos();
     for (int i = 0; i < n; i++) {
       if (sends[i] != null) {
-        outcomes[i] = await(messages.get(i), topicOf[i], sends[i], deadline);
+        Throwable fatal = fatalFailureOf(sends[i], deadline);
+        if (fatal != null) {
+          unusable = fatal;
+          outcomes[i] = producerFailed(fatal, "");
+        } else {
+          outcomes[i] = await(messages.get(i), topicOf[i], sends[i], deadline);
+        }
       }
+    }
+    if (unusable != null) {
+      replace(p, unusable);
     }
     if (traced != null) {
       for (int i = 0; i < n; i++) {
@@ -318,7 +362,8 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     return topic == null || topic.isBlank() ? null : topic;
   }
 
-  private Future<RecordMetadata> send(String topic, Message m, TracePropagation.Span execution) {
+  private Future<RecordMetadata> send(
+      Producer<byte[], byte[]> producer, String topic, Message m, TracePropagation.Span execution) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       if (!RelayHeaders.isReserved(h.getKey())) {
@@ -406,6 +451,85 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     return o;
   }
 
+  /**
+   * The error of a send that failed because its producer can no longer send, waiting for the send
+   * up to {@code deadline}; null when it succeeded, failed otherwise, or is still open (then {@link
+   * #await} decides).
+   */
+  private static Throwable fatalFailureOf(Future<RecordMetadata> send, long deadline) {
+    try {
+      send.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      return null;
+    } catch (ExecutionException e) {
+      return SendErrors.isProducerFatal(e.getCause()) ? e.getCause() : null;
+    } catch (TimeoutException | java.util.concurrent.CancellationException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+
+  private Outcome producerFailed(Throwable error, String prefix) {
+    return Outcome.retry(
+        prefix
+            + "the Kafka producer can no longer send ("
+            + Outcome.describe(error)
+            + "); "
+            + (factory != null
+                ? "the relay replaces it with a new one and the message is sent again"
+                : "the producer given to the relay must be closed and the relay built with a new"
+                    + " one"));
+  }
+
+  /**
+   * Replaces {@code failed}, the producer a batch used, after an error after which it can no longer
+   * send (the client documents these as fatal for an idempotent producer): the relay's own producer
+   * is closed and a new one created; the batch's messages are retried by the engine, one
+   * aggregate's in order when the type is ordered. Once per failed producer, whatever the number of
+   * batches that saw it fail. A producer the caller owns cannot be replaced: that is logged and
+   * counted.
+   */
+  private void replace(Producer<byte[], byte[]> failed, Throwable cause) {
+    synchronized (producer) {
+      if (producer.get() != failed) {
+        return; // another batch replaced it already
+      }
+      metrics.producerUnusable(factory != null);
+      if (factory == null) {
+        if (reportedUnusable != failed) {
+          reportedUnusable = failed;
+          log.error(
+              "event=relay_producer_unusable error={} note=the producer given to the relay can no"
+                  + " longer send; close it and build the relay with a new one",
+              Outcome.describe(cause));
+        }
+        return;
+      }
+      Producer<byte[], byte[]> fresh;
+      try {
+        fresh = factory.get();
+      } catch (RuntimeException e) {
+        log.error(
+            "event=relay_producer_replace_failed error={} cause={} note=tried again after the next"
+                + " batch that fails",
+            e.toString(),
+            Outcome.describe(cause));
+        return;
+      }
+      producer.set(fresh);
+      log.error(
+          "event=relay_producer_replaced cause={} note=the old producer could no longer send; its"
+              + " unacknowledged messages are retried",
+          Outcome.describe(cause));
+      try {
+        failed.close(Duration.ZERO);
+      } catch (RuntimeException e) {
+        log.warn("event=relay_producer_close_failed error={}", e.toString());
+      }
+    }
+  }
+
   private static Throwable failureOf(Future<RecordMetadata> done) {
     try {
       done.get();
@@ -438,7 +562,9 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
   @Override
   public void close() {
     if (ownsProducer) {
-      producer.close(closeTimeout);
+      synchronized (producer) {
+        producer.get().close(closeTimeout);
+      }
     }
   }
 
@@ -466,8 +592,20 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
     private TopicResolver topics = TopicResolver.DESTINATION;
     private Object meterRegistry;
     private TracePropagation tracing = TracePropagation.NONE;
+    private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory =
+        KafkaProducer::new;
 
     private Builder() {}
+
+    /**
+     * Test seam: how the relay creates its own producers from the checked properties (default
+     * {@code new KafkaProducer<>(properties)}), so a test can make one fail as the client's fatal
+     * errors do.
+     */
+    Builder producerFactory(Function<Map<String, Object>, Producer<byte[], byte[]>> factory) {
+      this.producerFactory = Objects.requireNonNull(factory, "factory");
+      return this;
+    }
 
     /**
      * A producer the caller owns and closes. It must be idempotent with {@code acks=all}; the relay
@@ -562,6 +700,7 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       if (producer != null) {
         return new KafkaRelay(
             producer,
+            null,
             false,
             deliveryTimeout != null ? deliveryTimeout : DEFAULT_DELIVERY_TIMEOUT,
             maxBlock != null ? maxBlock : DEFAULT_MAX_BLOCK,
@@ -572,14 +711,27 @@ public final class KafkaRelay implements BatchHandler, AutoCloseable {
       }
       ProducerSettings s = ProducerSettings.of(properties, deliveryTimeout, maxBlock);
       Map<String, Object> props = s.properties();
-      KafkaProducer<byte[], byte[]> owned = new KafkaProducer<>(props);
-      log.info(
-          "event=relay_producer_created client_id={} delivery_timeout={} max_block={}",
-          props.get("client.id"),
-          s.deliveryTimeout(),
-          s.maxBlock());
+      Function<Map<String, Object>, Producer<byte[], byte[]>> create = producerFactory;
+      Supplier<Producer<byte[], byte[]>> factory =
+          () -> {
+            Producer<byte[], byte[]> created = create.apply(props);
+            log.info(
+                "event=relay_producer_created client_id={} delivery_timeout={} max_block={}",
+                props.get("client.id"),
+                s.deliveryTimeout(),
+                s.maxBlock());
+            return created;
+          };
       return new KafkaRelay(
-          owned, true, s.deliveryTimeout(), s.maxBlock(), closeTimeout, topics, metrics, tracing);
+          factory.get(),
+          factory,
+          true,
+          s.deliveryTimeout(),
+          s.maxBlock(),
+          closeTimeout,
+          topics,
+          metrics,
+          tracing);
     }
   }
 }

@@ -297,6 +297,114 @@ public abstract class AbstractRelayTest {
     assertThat(values).contains("still-open").hasSize(2);
   }
 
+  /**
+   * A producer that can no longer send (the client's fatal errors of an idempotent producer; here
+   * the relay's first producer answers its sixth send and every later one with an out-of-order
+   * sequence, as a producer in that state does) is replaced by a new one: every message arrives,
+   * one aggregate's in the order they were saved, and the replacement is counted once. Before,
+   * every later send failed for good.
+   */
+  @Test
+  void aProducerThatCanNoLongerSendIsReplacedAndEveryMessageArrivesInAggregateOrder()
+      throws Exception {
+    String topic = Topics.unique("fatal");
+    broker.createTopic(topic, 2);
+    java.util.concurrent.atomic.AtomicInteger created =
+        new java.util.concurrent.atomic.AtomicInteger();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    KafkaRelay replacing =
+        KafkaRelay.builder()
+            .producerProperties(Map.of("bootstrap.servers", broker.bootstrapServers()))
+            .deliveryTimeout(Duration.ofSeconds(3))
+            .maxBlock(Duration.ofSeconds(1))
+            .meterRegistry(registry)
+            .producerFactory(
+                props -> {
+                  KafkaProducer<byte[], byte[]> real = new KafkaProducer<>(props);
+                  return created.incrementAndGet() == 1 ? failingAfter(real, 5) : real;
+                })
+            .build();
+    int aggregates = 4;
+    int perAggregate = 5;
+    try {
+      LocalMessages lm = engine(8);
+      replacing.register(lm, TYPE, relayConfig().ordered(true).batchSize(8).build());
+      for (int seq = 0; seq < perAggregate; seq++) {
+        try (Connection c = ds.getConnection()) {
+          c.setAutoCommit(false);
+          for (int a = 0; a < aggregates; a++) {
+            lm.save(c, event("f-a" + a + "-" + seq, topic).aggregateId("acct-" + a).build());
+          }
+          c.commit();
+        }
+      }
+      lm.start();
+      await().atMost(60, TimeUnit.SECONDS).until(() -> fx.countAll() == 0);
+    } finally {
+      replacing.close();
+    }
+    List<ConsumerRecord<byte[], byte[]>> records =
+        Topics.readAll(
+            broker.bootstrapServers(), topic, aggregates * perAggregate, TestBroker.CLIENT_WAIT);
+    for (int a = 0; a < aggregates; a++) {
+      String key = "acct-" + a;
+      List<String> arrived =
+          records.stream()
+              .filter(r -> key.equals(Topics.text(r.key())))
+              .sorted((x, y) -> Long.compare(x.offset(), y.offset()))
+              .map(r -> Topics.header(r, RelayHeaders.EVENT_ID))
+              .distinct()
+              .toList();
+      List<String> saved = new ArrayList<>();
+      for (int seq = 0; seq < perAggregate; seq++) {
+        saved.add("f-a" + a + "-" + seq);
+      }
+      assertThat(arrived).as("events of " + key + " in arrival order").isEqualTo(saved);
+    }
+    assertThat(created.get()).as("producers created").isEqualTo(2);
+    assertThat(
+            registry
+                .get("localmessage.kafka.producer.failures")
+                .tag("action", "replaced")
+                .counter()
+                .count())
+        .isEqualTo(1.0);
+  }
+
+  /**
+   * {@code real}, except that its sends after the first {@code good} fail at once with an
+   * out-of-order sequence (and are not sent), as the client answers in that fatal state.
+   */
+  @SuppressWarnings("unchecked")
+  private static org.apache.kafka.clients.producer.Producer<byte[], byte[]> failingAfter(
+      KafkaProducer<byte[], byte[]> real, int good) {
+    java.util.concurrent.atomic.AtomicInteger sends =
+        new java.util.concurrent.atomic.AtomicInteger();
+    return (org.apache.kafka.clients.producer.Producer<byte[], byte[]>)
+        java.lang.reflect.Proxy.newProxyInstance(
+            AbstractRelayTest.class.getClassLoader(),
+            new Class<?>[] {org.apache.kafka.clients.producer.Producer.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("send") && sends.incrementAndGet() > good) {
+                RuntimeException fatal =
+                    new org.apache.kafka.common.errors.OutOfOrderSequenceException(
+                        "test: the broker received an out of order sequence number");
+                if (args.length > 1 && args[1] != null) {
+                  ((org.apache.kafka.clients.producer.Callback) args[1]).onCompletion(null, fatal);
+                }
+                java.util.concurrent.CompletableFuture<Object> failed =
+                    new java.util.concurrent.CompletableFuture<>();
+                failed.completeExceptionally(fatal);
+                return failed;
+              }
+              try {
+                return method.invoke(real, args);
+              } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+  }
+
   private String lastError(String idemKey) {
     return Sql.string(ds, "SELECT last_error FROM " + fx.table + " WHERE idem_key = ?", idemKey);
   }

@@ -25,4 +25,12 @@ final class MicrometerRelayMetrics implements RelayMetrics {
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
+
+  @Override
+  public void producerUnusable(boolean replaced) {
+    registry
+        .counter(
+            "localmessage.kafka.producer.failures", "action", replaced ? "replaced" : "reported")
+        .increment();
+  }
 }

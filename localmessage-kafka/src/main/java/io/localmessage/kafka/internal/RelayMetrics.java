@@ -5,6 +5,12 @@ public interface RelayMetrics {
   /** A send completed: acknowledged ({@code acked}) or failed, {@code nanos} after it was sent. */
   void published(String bizType, boolean acked, long nanos);
 
+  /**
+   * The relay's producer could no longer send: replaced by a new one ({@code replaced}), or, a
+   * producer the caller owns, only reported.
+   */
+  default void producerUnusable(boolean replaced) {}
+
   RelayMetrics NONE = (bizType, acked, nanos) -> {};
 
   /** Binds to a Micrometer {@code MeterRegistry}; fails clearly when Micrometer is missing. */

@@ -3,13 +3,18 @@ package io.localmessage.kafka.internal;
 import io.localmessage.Outcome;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 
 /**
  * Classifies a failed send into the message's outcome. Permanent: what no retry can fix for this
@@ -64,6 +69,28 @@ public final class SendErrors {
               + " sent again: consumers dedupe by lm-event-id)");
     }
     return Outcome.retry("send failed for " + where + Outcome.describe(e));
+  }
+
+  /**
+   * Errors after which the producer can no longer be used (or, for an out-of-order sequence, only
+   * at the risk of reordering): the client's fatal errors of an idempotent producer, and a send on
+   * a producer that was closed. Looked for along the causes, since a producer in a fatal state
+   * answers later sends with a {@code KafkaException} caused by the first error.
+   */
+  public static boolean isProducerFatal(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof OutOfOrderSequenceException
+          || t instanceof ProducerFencedException
+          || t instanceof InvalidProducerEpochException
+          || t instanceof ClusterAuthorizationException
+          || t instanceof UnsupportedVersionException
+          || (t instanceof IllegalStateException
+              && t.getMessage() != null
+              && t.getMessage().contains("producer has been closed"))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Errors that fail every record of the topic alike, so its other records are not even sent. */
