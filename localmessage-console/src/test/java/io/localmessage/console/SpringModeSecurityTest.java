@@ -254,6 +254,16 @@ class SpringModeSecurityTest {
     assertThat(audits()).isEqualTo(before);
   }
 
+  /** Cancelling a ticket of an aggregate says that it releases the next one (issue 47). */
+  @Test
+  void theCancelOfATicketOfAnAggregateSaysItReleasesTheNextOne() {
+    Http admin = client().basic(ConsoleApp.ADMIN, ConsoleApp.ADMIN_PASSWORD);
+    HttpResponse<String> page = admin.get("/localmessage/tickets/" + dead);
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.body())
+        .contains("the next ticket of its aggregate starts: a purge never releases it");
+  }
+
   @Test
   void aTicketWithMalformedHeadersShowsItsRowAndTheDecodingError() {
     long broken =

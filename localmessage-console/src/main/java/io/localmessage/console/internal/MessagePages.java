@@ -222,7 +222,13 @@ final class MessagePages {
         "cancel",
         self,
         "Cancel ticket",
-        "Cancel ticket " + t.id() + "? It will never be delivered; nothing is undone.",
+        "Cancel ticket "
+            + t.id()
+            + "? It will never be delivered; nothing is undone."
+            + (t.aggregateId() == null
+                ? ""
+                : " For an ordered type the next ticket of its aggregate starts: a purge never"
+                    + " releases it, this decision does."),
         "cancel-form");
   }
 
