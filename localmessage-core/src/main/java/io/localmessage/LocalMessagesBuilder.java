@@ -83,6 +83,8 @@ public final class LocalMessagesBuilder {
   private boolean wakeUps = true;
   private boolean virtualThreads;
   private java.util.Set<String> unorderedTypes = java.util.Set.of();
+  private io.localmessage.internal.engine.Ticker ticker =
+      io.localmessage.internal.engine.Ticker.SYSTEM;
   private Dialect dialect;
   private boolean autoCreateSchema;
   private final java.util.List<EngineListener> listeners = new java.util.ArrayList<>();
@@ -394,8 +396,18 @@ public final class LocalMessagesBuilder {
             wakeUps,
             TracePropagation.failSafe(tracing),
             virtualThreads,
-            unorderedTypes);
+            unorderedTypes,
+            ticker);
     return Engines.create(settings);
+  }
+
+  /**
+   * Test seam: the engine's interval clock (default {@code System.nanoTime()}), so a test can run
+   * it with readings near either end of {@code long}.
+   */
+  LocalMessagesBuilder ticker(io.localmessage.internal.engine.Ticker ticker) {
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    return this;
   }
 
   /** Validates a table name the way {@link #table(String)} does; returns it. */

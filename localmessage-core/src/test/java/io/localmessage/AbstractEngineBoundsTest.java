@@ -425,4 +425,41 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
         .as("only the message committed by inTransaction was dispatched")
         .containsExactly("k");
   }
+
+  /**
+   * A retry this replica wrote is claimed when it is due, also when there are fewer free slots than
+   * registered types: the round the due time starts offers the retry's type first. The fair
+   * rotation alone offered that round to types without work (one slot, nine types) and the retry
+   * then waited for the next poll, here 10 minutes away.
+   */
+  @Test
+  void aRetryIsClaimedWhenDueWithFewerFreeSlotsThanTypes() {
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .concurrency(1)
+                .pollInterval(Duration.ofMinutes(10))
+                .wakeUps(false)
+                .replicaId("one-slot"));
+    for (int i = 0; i < 8; i++) {
+      lm.register("t.idle" + i, m -> {}, EngineFixture.config().build());
+    }
+    List<Integer> attempts = new CopyOnWriteArrayList<>();
+    lm.register(
+        "t.retry",
+        m -> {
+          attempts.add(m.attempt());
+          if (m.attempt() < 4) {
+            throw new IllegalStateException("not yet");
+          }
+        },
+        EngineFixture.config()
+            .maxAttempts(5)
+            .backoff(Backoff.fixed(Duration.ofMillis(200)))
+            .build());
+    fx.save(lm, NewMessage.action("t.retry", "r").build());
+    lm.start();
+    await().atMost(Duration.ofSeconds(15)).until(() -> fx.count("biz_type = 't.retry'") == 0);
+    assertThat(attempts).containsExactly(1, 2, 3, 4);
+  }
 }

@@ -81,6 +81,8 @@ class ArchitectureTest {
       Set.of(
           "io.localmessage.internal.engine.Engines",
           "io.localmessage.internal.engine.Settings",
+          // the builder's package-private test seam for the engine's interval clock (design 8.22)
+          "io.localmessage.internal.engine.Ticker",
           "io.localmessage.internal.dialect.BuiltInDialects",
           "io.localmessage.internal.dialect.Codes",
           "io.localmessage.internal.store.SchemaScripts",

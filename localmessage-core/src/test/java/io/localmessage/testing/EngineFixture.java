@@ -33,7 +33,7 @@ public final class EngineFixture implements AutoCloseable {
   }
 
   public LocalMessagesBuilder builder(DataSource ds) {
-    return LocalMessages.builder(ds)
+    return io.localmessage.TestSeams.tickerFromProperty(LocalMessages.builder(ds))
         .table(table)
         .inboxTable(table + "_inbox")
         .autoCreateSchema(true)

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -38,10 +39,12 @@ final class ClaimLoop {
   private final WakeUps wakeUps;
   private final LoopHealth health;
   private final long minIntervalNanos;
-  // the earliest retry this replica wrote that is not claimed yet (a System.nanoTime() reading,
+  // the earliest retry this replica wrote that is not claimed yet (a ticker reading,
   // meaningful only while hasDue); guarded by dueLock
   private final Object dueLock = new Object();
   private boolean hasDue;
+  // the types of the messages known to be due (guarded by dueLock)
+  private final Set<String> dueTypes = new java.util.HashSet<>();
   private long dueNanos;
   private final ConcurrentLinkedQueue<Long> committed = new ConcurrentLinkedQueue<>();
   private volatile boolean wakeRequested;
@@ -71,6 +74,7 @@ final class ClaimLoop {
     this.health =
         new LoopHealth(
             "poller",
+            settings.ticker(),
             Threads.max(settings.loopStuckAfter(), settings.pollInterval().multipliedBy(3)),
             () -> poller == null || poller.isAlive() || !running,
             () -> running);
@@ -133,11 +137,12 @@ final class ClaimLoop {
   }
 
   /**
-   * A message this replica knows of becomes due at {@code nanos} (a {@code System.nanoTime()}
-   * reading): claim then, not a tick later.
+   * A message of {@code bizType} this replica knows of becomes due at {@code nanos} (a reading of
+   * the engine's ticker): claim then, not a tick later, and offer its type first in that round.
    */
-  void dueAt(long nanos) {
+  void dueAt(long nanos, String bizType) {
     synchronized (dueLock) {
+      dueTypes.add(bizType);
       // readings are compared by their difference only: the clock's origin is arbitrary
       if (hasDue && nanos - dueNanos >= 0) {
         return;
@@ -148,14 +153,19 @@ final class ClaimLoop {
     signal.signal();
   }
 
-  /** Whether a known due time has been reached at {@code now}; forgets it when it has. */
-  private boolean takeDue(long now) {
+  /**
+   * The types of the messages known to be due when a known due time has been reached at {@code now}
+   * (and forgets them); null when none has been reached.
+   */
+  private Set<String> takeDue(long now) {
     synchronized (dueLock) {
       if (hasDue && now - dueNanos >= 0) {
         hasDue = false;
-        return true;
+        Set<String> types = Set.copyOf(dueTypes);
+        dueTypes.clear();
+        return types;
       }
-      return false;
+      return null;
     }
   }
 
@@ -167,7 +177,7 @@ final class ClaimLoop {
   }
 
   private void pollLoop() {
-    // no general round yet: the first one runs at once, whatever System.nanoTime() reads (on a
+    // no general round yet: the first one runs at once, whatever the ticker reads (on a
     // machine booted a minute ago it reads about 60 s; 0 is no time in the past)
     boolean ranGeneral = false;
     long lastGeneral = 0;
@@ -190,8 +200,9 @@ final class ClaimLoop {
         // slot: a wait that ended for another reason (an old signal) does not count as one
         boolean slotsCameBack =
             slots.starved() && slots.freedCount() != freedAtClaim && slots.available() > 0;
-        long now = System.nanoTime();
-        boolean dueReached = takeDue(now);
+        long now = settings.ticker().nanos();
+        Set<String> dueTypes = takeDue(now);
+        boolean dueReached = dueTypes != null;
         boolean woken = wakeRequested;
         boolean full = false;
         if (lastFull
@@ -212,7 +223,7 @@ final class ClaimLoop {
           // executions that end while the claim runs wake the poller too: set after the claim,
           // their slots could come back unnoticed until the next poll
           slots.starved(true);
-          Claimer.Result r = claimer.claim(null, null, !fair);
+          Claimer.Result r = claimer.claim(null, null, !fair, dueReached ? dueTypes : Set.of());
           lastGeneral = now;
           ranGeneral = true;
           full = r.full();
@@ -228,7 +239,7 @@ final class ClaimLoop {
         failures = 0;
         health.success();
         if (!full && committed.isEmpty()) {
-          long after = System.nanoTime();
+          long after = settings.ticker().nanos();
           long wait = untilDue(after, interval - (after - lastGeneral));
           if (wait > 0) {
             await(Duration.ofNanos(wait));
@@ -273,9 +284,9 @@ final class ClaimLoop {
     if (avgHandlerNanos.getAsLong() > grace) {
       return;
     }
-    long deadline = System.nanoTime() + grace;
+    long deadline = settings.ticker().nanos() + grace;
     while (running && committed.isEmpty() && !slots.allFree()) {
-      long left = deadline - System.nanoTime();
+      long left = deadline - settings.ticker().nanos();
       if (left <= 0) {
         return;
       }

@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * The {@link Message} handed to handlers: a view of a claimed row, plus what this replica knows
- * about its lease: when it ends (a conservative {@code System.nanoTime()} estimate: measured from
+ * about its lease: when it ends (a conservative estimate on the engine's ticker: measured from
  * before the claim or renewal statement, so the database's lease end is never earlier) and whether
  * a renewal found it taken over (fenced).
  */

@@ -38,7 +38,7 @@ final class Claimer {
   private final long leaseNanos;
   private final ReentrantLock lock = new ReentrantLock();
   private volatile Set<String> paused = Set.of();
-  // when the paused set was read (a System.nanoTime() reading, meaningful once pausedStale is
+  // when the paused set was read (a ticker reading, meaningful once pausedStale is
   // false); a stale set is read again before the next claim
   private volatile boolean pausedStale = true;
   private volatile long pausedReadAt;
@@ -82,7 +82,7 @@ final class Claimer {
 
   /**
    * Whether a fair round is due at {@code now}: none ran yet, or the last one ran at least {@code
-   * intervalNanos} before (readings of {@code System.nanoTime()} compared by their difference).
+   * intervalNanos} before (readings of the engine's ticker compared by their difference).
    */
   boolean fairRoundDue(long now, long intervalNanos) {
     return !ranFair || now - lastFairNanos >= intervalNanos;
@@ -103,69 +103,126 @@ final class Claimer {
    * types} slots per statement and leaves the rest idle until the next round.
    */
   Result claim(List<Long> onlyIds, List<Execution> started, boolean refill) {
+    return claim(onlyIds, started, refill, Set.of());
+  }
+
+  /**
+   * As {@link #claim(List, List, boolean)}, offering the types in {@code first} before the others:
+   * the types of retries this replica knows are due. With fewer free slots than types, the fair
+   * rotation alone offered a round to types without work and left the due one for a later round, a
+   * whole poll interval away.
+   */
+  Result claim(List<Long> onlyIds, List<Execution> started, boolean refill, Set<String> first) {
     lock.lock();
     try {
       refreshPausedIfStale();
-      List<ClaimRequest.TypeLimit> limits = new ArrayList<>();
-      Map<String, Integer> reserved = new HashMap<>();
       List<Registration> regs = new ArrayList<>(registrations.values());
-      boolean wanted = false;
-      int cap = onlyIds == null ? Integer.MAX_VALUE : onlyIds.size();
       boolean onlyFilled =
           refill
               && onlyIds == null
               && regs.stream().anyMatch(r -> r.filledLastClaim && !paused.contains(r.bizType));
       if (!onlyFilled && onlyIds == null) {
-        lastFairNanos = System.nanoTime();
+        lastFairNanos = settings.ticker().nanos();
         ranFair = true;
       }
-      long active =
-          regs.stream()
-              .filter(r -> !paused.contains(r.bizType) && (!onlyFilled || r.filledLastClaim))
-              .count();
-      // a fair share of the free slots per type, so one busy type cannot starve the others; a
-      // type that fills its share makes the poller come back at once for the rest
-      int share = active == 0 ? 0 : (int) Math.max(1, (slots.available() + active - 1) / active);
+      List<Registration> order = new ArrayList<>(regs.size());
       for (int i = 0; i < regs.size(); i++) {
-        Registration reg = regs.get((i + rotation) % regs.size());
-        if (paused.contains(reg.bizType)) {
-          continue;
-        }
-        wanted = true;
-        if (onlyFilled && !reg.filledLastClaim) {
-          continue;
-        }
-        int n =
-            Math.min(
-                Math.min(cap, share), Math.min(reg.slots.availablePermits(), slots.available()));
-        if (!slots.tryReserve(reg, n)) {
-          continue;
-        }
-        reserved.put(reg.bizType, n);
-        limits.add(
-            new ClaimRequest.TypeLimit(
-                reg.bizType, n, reg.config.ordered(), reg.config.maxAttempts()));
+        order.add(regs.get((i + rotation) % regs.size()));
       }
       rotation++;
-      if (limits.isEmpty()) {
-        return new Result(0, false, wanted);
+      if (!first.isEmpty()) {
+        // stable: the due types first, each group in rotation order
+        order.sort(java.util.Comparator.comparing(r -> first.contains(r.bizType) ? 0 : 1));
       }
-      List<ClaimedRow> rows;
-      long t0 = System.nanoTime();
-      try {
-        rows =
-            queue.claim(
-                new ClaimRequest(
-                    limits, settings.lease().toMillis(), settings.replicaId(), onlyIds));
-      } catch (RuntimeException e) {
-        reserved.forEach((type, n) -> slots.release(registrations.get(type), n));
-        throw e;
+      // With fewer free slots than types, one statement offers only some types. When it comes
+      // back short, the slots it left free go at once to the types it did not offer, so a type with
+      // work never waits a poll interval behind types without (each type offered once a call).
+      Set<String> offered = new java.util.HashSet<>();
+      Result total = null;
+      while (true) {
+        Round r = round(onlyIds, started, onlyFilled, order, offered);
+        total =
+            total == null
+                ? r.result
+                : new Result(
+                    total.claimed() + r.result.claimed(),
+                    total.full() || r.result.full(),
+                    r.result.noFreeSlots());
+        if (onlyIds != null
+            || !r.leftOut
+            || r.reserved == 0
+            || r.result.claimed() >= r.reserved
+            || slots.available() == 0) {
+          return total;
+        }
       }
-      lastClaimNanos = System.nanoTime() - t0;
-      return handOut(limits, reserved, rows, t0, started, onlyIds == null);
     } finally {
       lock.unlock();
     }
+  }
+
+  /** One claim statement: its result, the slots it reserved, whether it left a type out. */
+  private record Round(Result result, int reserved, boolean leftOut) {}
+
+  private Round round(
+      List<Long> onlyIds,
+      List<Execution> started,
+      boolean onlyFilled,
+      List<Registration> order,
+      Set<String> offered) {
+    List<ClaimRequest.TypeLimit> limits = new ArrayList<>();
+    Map<String, Integer> reserved = new HashMap<>();
+    boolean wanted = false;
+    boolean leftOut = false;
+    int cap = onlyIds == null ? Integer.MAX_VALUE : onlyIds.size();
+    long active =
+        order.stream()
+            .filter(
+                r ->
+                    !paused.contains(r.bizType)
+                        && (!onlyFilled || r.filledLastClaim)
+                        && !offered.contains(r.bizType))
+            .count();
+    // a fair share of the free slots per type, so one busy type cannot starve the others; a
+    // type that fills its share makes the poller come back at once for the rest
+    int share = active == 0 ? 0 : (int) Math.max(1, (slots.available() + active - 1) / active);
+    int total = 0;
+    for (Registration reg : order) {
+      if (paused.contains(reg.bizType)) {
+        continue;
+      }
+      wanted = true;
+      if ((onlyFilled && !reg.filledLastClaim) || offered.contains(reg.bizType)) {
+        continue;
+      }
+      int n =
+          Math.min(Math.min(cap, share), Math.min(reg.slots.availablePermits(), slots.available()));
+      if (!slots.tryReserve(reg, n)) {
+        leftOut = true;
+        continue;
+      }
+      reserved.put(reg.bizType, n);
+      offered.add(reg.bizType);
+      total += n;
+      limits.add(
+          new ClaimRequest.TypeLimit(
+              reg.bizType, n, reg.config.ordered(), reg.config.maxAttempts()));
+    }
+    if (limits.isEmpty()) {
+      return new Round(new Result(0, false, wanted), 0, leftOut);
+    }
+    List<ClaimedRow> rows;
+    long t0 = settings.ticker().nanos();
+    try {
+      rows =
+          queue.claim(
+              new ClaimRequest(limits, settings.lease().toMillis(), settings.replicaId(), onlyIds));
+    } catch (RuntimeException e) {
+      reserved.forEach((type, n) -> slots.release(registrations.get(type), n));
+      throw e;
+    }
+    lastClaimNanos = settings.ticker().nanos() - t0;
+    return new Round(handOut(limits, reserved, rows, t0, started, onlyIds == null), total, leftOut);
   }
 
   /**
@@ -291,7 +348,7 @@ final class Claimer {
   }
 
   private void refreshPausedIfStale() {
-    long now = System.nanoTime();
+    long now = settings.ticker().nanos();
     if (pausedStale || now - pausedReadAt >= settings.pollInterval().toNanos()) {
       // cleared before the read: an invalidation during the read makes the next claim read again
       pausedStale = false;

@@ -86,7 +86,8 @@ final class Engine implements LocalMessages {
                 settings.table(),
                 settings.replicaId(),
                 listener,
-                settings.loopStuckAfter())
+                settings.loopStuckAfter(),
+                settings.ticker())
             : null;
   }
 

@@ -54,6 +54,7 @@ final class EngineLoops {
             settings.loopStuckAfter(),
             settings.writeBatchSize(),
             settings.replicaId(),
+            settings.ticker(),
             this::retryDueIn);
     Outcomes outcomes = new Outcomes(settings, writer, listener);
     this.executions = new Executions(settings, registrations, queue, outcomes, slots, listener);
@@ -65,9 +66,11 @@ final class EngineLoops {
     this.maintenance = new Maintenance(settings, queue, retention, registrations, listener);
   }
 
-  /** The writer recorded a retry due in {@code millis}: the poller claims then. */
-  private void retryDueIn(long millis) {
-    claimLoop.dueAt(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis));
+  /**
+   * The writer recorded a retry of {@code bizType} due in {@code millis}: the poller claims then.
+   */
+  private void retryDueIn(String bizType, long millis) {
+    claimLoop.dueAt(settings.ticker().nanos() + TimeUnit.MILLISECONDS.toNanos(millis), bizType);
   }
 
   void start() {
@@ -101,12 +104,12 @@ final class EngineLoops {
             .max()
             .orElse(0);
     long deadline =
-        System.nanoTime()
+        settings.ticker().nanos()
             + longestTimeout
             + settings.lease().plus(settings.writeBackMargin()).toNanos();
     for (Execution e : started) {
       try {
-        e.written.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        e.written.get(Math.max(1, deadline - settings.ticker().nanos()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException ex) {
         Thread.currentThread().interrupt();
         break;
@@ -146,11 +149,11 @@ final class EngineLoops {
     signal.signal();
     executions.halt();
     maintenance.shutdownNow(Duration.ZERO);
-    long deadline = System.nanoTime() + HALT_WAIT.toNanos();
+    long deadline = settings.ticker().nanos() + HALT_WAIT.toNanos();
     claimLoop.join();
-    writer.awaitStopped(Threads.left(deadline));
-    executions.awaitLoops(Threads.left(deadline));
-    maintenance.await(Threads.left(deadline));
+    writer.awaitStopped(Threads.left(settings.ticker(), deadline));
+    executions.awaitLoops(Threads.left(settings.ticker(), deadline));
+    maintenance.await(Threads.left(settings.ticker(), deadline));
   }
 
   /** The health of every loop. */

@@ -71,6 +71,7 @@ final class Execution implements Runnable {
   final CompletableFuture<Void> written = new CompletableFuture<>();
 
   private final Outcomes outcomes;
+  private final Ticker ticker;
   private final TracePropagation tracing;
   private final Consumer<Execution> onFinished;
   private final AtomicBoolean finished = new AtomicBoolean();
@@ -91,7 +92,9 @@ final class Execution implements Runnable {
       List<ClaimedMessage> messages,
       Outcomes outcomes,
       TracePropagation tracing,
+      Ticker ticker,
       Consumer<Execution> onFinished) {
+    this.ticker = ticker;
     this.registration = registration;
     this.messages = messages;
     this.outcomes = outcomes;
@@ -114,7 +117,7 @@ final class Execution implements Runnable {
         }
         state = State.INSIDE;
         thread = Thread.currentThread();
-        startNanos = System.nanoTime();
+        startNanos = ticker.nanos();
         deadlineNanos = startNanos + registration.config.handlerTimeout().toNanos();
         deadlineSet = true;
       }
@@ -163,7 +166,7 @@ final class Execution implements Runnable {
       return;
     }
     try {
-      outcomes.decided(this, result, ending, Duration.ofNanos(System.nanoTime() - startNanos));
+      outcomes.decided(this, result, ending, Duration.ofNanos(ticker.nanos() - startNanos));
     } catch (Throwable t) {
       // the messages stay leased and run again when the lease ends; the slot must not leak
       log.error(
@@ -336,7 +339,9 @@ final class Execution implements Runnable {
     return Collections.nCopies(messages.size(), o);
   }
 
-  /** Whether the handler has run past its timeout at {@code now} (a {@code System.nanoTime()}). */
+  /**
+   * Whether the handler has run past its timeout at {@code now} (a reading of the engine's ticker).
+   */
   boolean overdue(long now) {
     return deadlineSet && now - deadlineNanos >= 0;
   }

@@ -77,11 +77,19 @@ final class Executions {
         new ScheduledThreadPoolExecutor(1, Threads.named("lm-watchdog-" + settings.replicaId()));
     long tick = Math.max(5, Math.min(100, minTimeoutMillis(registrations) / 10));
     this.watchdogHealth =
-        new LoopHealth("watchdog", Threads.max(stuck, Duration.ofMillis(tick * 10)), () -> true);
+        new LoopHealth(
+            "watchdog",
+            settings.ticker(),
+            Threads.max(stuck, Duration.ofMillis(tick * 10)),
+            () -> true);
     this.watchdog.scheduleWithFixedDelay(this::timeOutOverdue, tick, tick, TimeUnit.MILLISECONDS);
     Duration renewTick = LeaseRenewer.tick(settings.lease());
     this.renewerHealth =
-        new LoopHealth("renewer", Threads.max(stuck, renewTick.multipliedBy(10)), () -> true);
+        new LoopHealth(
+            "renewer",
+            settings.ticker(),
+            Threads.max(stuck, renewTick.multipliedBy(10)),
+            () -> true);
     this.renewalConnection = queue.reserveConnection();
     LeaseRenewer renewer =
         new LeaseRenewer(
@@ -92,7 +100,8 @@ final class Executions {
             listener,
             renewerHealth,
             settings.lease(),
-            settings.maxExecutionTime());
+            settings.maxExecutionTime(),
+            settings.ticker());
     this.renewal =
         new ScheduledThreadPoolExecutor(1, Threads.named("lm-renewer-" + settings.replicaId()));
     this.renewal.scheduleWithFixedDelay(
@@ -139,7 +148,9 @@ final class Executions {
       // while executions are in flight, given back after a lease without any)
       renewalConnection.reserve();
     }
-    Execution e = new Execution(reg, messages, outcomes, settings.tracing(), this::finished);
+    Execution e =
+        new Execution(
+            reg, messages, outcomes, settings.tracing(), settings.ticker(), this::finished);
     inFlight.add(e);
     try {
       (reg.isAsync() ? asyncCallers : workers).execute(e);
@@ -173,10 +184,10 @@ final class Executions {
    * whether none does.
    */
   private boolean awaitNone(Duration timeout, java.util.function.Predicate<Execution> awaited) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = settings.ticker().nanos() + timeout.toNanos();
     synchronized (idle) {
       while (inFlight.stream().anyMatch(awaited)) {
-        long left = deadline - System.nanoTime();
+        long left = deadline - settings.ticker().nanos();
         if (left <= 0) {
           return false;
         }
@@ -197,7 +208,7 @@ final class Executions {
    */
   private void timeOutOverdue() {
     try {
-      long now = System.nanoTime();
+      long now = settings.ticker().nanos();
       for (Execution e : inFlight) {
         if (!e.overdue(now)) {
           continue;
@@ -318,9 +329,9 @@ final class Executions {
    * gives the renewer's connection back (not while a renewal is still under way on it).
    */
   void awaitLoops(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    Threads.await(watchdog, Threads.left(deadline));
-    if (Threads.await(renewal, Threads.left(deadline))) {
+    long deadline = settings.ticker().nanos() + timeout.toNanos();
+    Threads.await(watchdog, Threads.left(settings.ticker(), deadline));
+    if (Threads.await(renewal, Threads.left(settings.ticker(), deadline))) {
       renewalConnection.close();
     }
   }

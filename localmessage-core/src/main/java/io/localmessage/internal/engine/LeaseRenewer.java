@@ -50,7 +50,8 @@ final class LeaseRenewer {
   private final long leaseNanos;
   private final long renewAfterNanos;
   private final long maxExecutionNanos;
-  private long lastBusyNanos = System.nanoTime(); // renewer thread only
+  private final Ticker ticker;
+  private long lastBusyNanos; // renewer thread only
 
   LeaseRenewer(
       MessageQueue queue,
@@ -60,7 +61,10 @@ final class LeaseRenewer {
       EngineListener listener,
       LoopHealth health,
       Duration lease,
-      Duration maxExecutionTime) {
+      Duration maxExecutionTime,
+      Ticker ticker) {
+    this.ticker = ticker;
+    this.lastBusyNanos = ticker.nanos();
     this.queue = queue;
     this.connection = connection;
     this.inFlight = inFlight;
@@ -80,7 +84,7 @@ final class LeaseRenewer {
   /** One round: renews every lease that is a third used, fences what was taken over. */
   void renewDue() {
     try {
-      long now = System.nanoTime();
+      long now = ticker.nanos();
       List<ClaimedMessage> due = new ArrayList<>();
       Map<ClaimedMessage, Execution> owner = new LinkedHashMap<>();
       for (Execution e : inFlight) {
@@ -177,7 +181,7 @@ final class LeaseRenewer {
       ids[i] = batch.get(i).id();
       versions[i] = batch.get(i).row().version();
     }
-    long start = System.nanoTime();
+    long start = ticker.nanos();
     Set<Long> matched;
     try {
       matched = queue.renewLeases(connection, ids, versions, leaseNanos / 1_000_000);

@@ -8,6 +8,7 @@ import java.util.function.BooleanSupplier;
 /** What one background loop reports: its last successful iteration and its last error. */
 final class LoopHealth {
   private final String name;
+  private final Ticker ticker;
   private final Duration stuckAfter;
   private final BooleanSupplier alive;
   private final BooleanSupplier expected;
@@ -15,22 +16,28 @@ final class LoopHealth {
   private volatile Instant lastSuccess;
   private volatile String lastError;
 
-  LoopHealth(String name, Duration stuckAfter, BooleanSupplier alive) {
-    this(name, stuckAfter, alive, () -> true);
+  LoopHealth(String name, Ticker ticker, Duration stuckAfter, BooleanSupplier alive) {
+    this(name, ticker, stuckAfter, alive, () -> true);
   }
 
   /** {@code expected}: whether the loop should be running now (a poller before start is not). */
-  LoopHealth(String name, Duration stuckAfter, BooleanSupplier alive, BooleanSupplier expected) {
+  LoopHealth(
+      String name,
+      Ticker ticker,
+      Duration stuckAfter,
+      BooleanSupplier alive,
+      BooleanSupplier expected) {
     this.name = name;
+    this.ticker = ticker;
     this.stuckAfter = stuckAfter;
     this.alive = alive;
     this.expected = expected;
     // a loop counts as fresh from its creation, so it is not stuck before its first iteration
-    this.lastSuccessNanos = System.nanoTime();
+    this.lastSuccessNanos = ticker.nanos();
   }
 
   void success() {
-    lastSuccessNanos = System.nanoTime();
+    lastSuccessNanos = ticker.nanos();
     lastSuccess = Instant.now();
   }
 
@@ -41,8 +48,7 @@ final class LoopHealth {
   EngineHealth.Loop snapshot() {
     boolean stuck =
         expected.getAsBoolean()
-            && (!alive.getAsBoolean()
-                || System.nanoTime() - lastSuccessNanos > stuckAfter.toNanos());
+            && (!alive.getAsBoolean() || ticker.nanos() - lastSuccessNanos > stuckAfter.toNanos());
     return new EngineHealth.Loop(name, lastSuccess, stuckAfter, stuck, lastError);
   }
 }

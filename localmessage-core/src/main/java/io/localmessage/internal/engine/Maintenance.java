@@ -31,7 +31,7 @@ final class Maintenance {
   private final ScheduledThreadPoolExecutor thread;
   private final LoopHealth health;
   private volatile boolean running;
-  // System.nanoTime() readings of the last complete sweep and full sweep, meaningful once swept
+  // ticker readings of the last complete sweep and full sweep, meaningful once swept
   private boolean swept;
   private long sweptAt;
   private long fullSweptAt;
@@ -52,6 +52,7 @@ final class Maintenance {
     this.health =
         new LoopHealth(
             "maintenance",
+            settings.ticker(),
             Threads.max(settings.loopStuckAfter(), settings.maintenanceInterval().multipliedBy(3)),
             () -> true,
             () -> running);
@@ -88,7 +89,7 @@ final class Maintenance {
    * ended since the last complete sweep, plus {@link #SWEEP_OVERLAP} for clock skew.
    */
   synchronized void maintain(boolean full) {
-    long now = System.nanoTime();
+    long now = settings.ticker().nanos();
     boolean fullSweep = full || !swept || now - fullSweptAt >= FULL_SWEEP_INTERVAL.toNanos();
     long since = sweptAt;
     MessageQueue.Sweep sweep =
@@ -98,7 +99,7 @@ final class Maintenance {
             fullSweep
                 ? null
                 : () ->
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
+                    TimeUnit.NANOSECONDS.toMillis(settings.ticker().nanos() - since)
                         + SWEEP_OVERLAP.toMillis());
     if (!sweep.limited()) {
       // the next window starts here; after a limited sweep it keeps its start, so the candidates

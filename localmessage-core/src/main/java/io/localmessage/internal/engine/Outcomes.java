@@ -27,6 +27,7 @@ final class Outcomes {
   private final EngineListener listener;
   private final long writeBackMarginNanos;
   private final long leaseNanos;
+  private final Ticker ticker;
   // moving average of handler call times (1/16 weight per call; racy updates only blur it)
   private volatile long avgHandlerNanos;
 
@@ -37,6 +38,7 @@ final class Outcomes {
     this.listener = listener;
     this.writeBackMarginNanos = settings.writeBackMargin().toNanos();
     this.leaseNanos = settings.lease().toNanos();
+    this.ticker = settings.ticker();
   }
 
   /** The average time of a handler call lately. */
@@ -107,14 +109,13 @@ final class Outcomes {
    * unless the backoff is due later anyway. A second of slack covers the difference between this
    * replica's estimate of the lease end and the database's.
    */
-  private static OutcomePolicy.Decision notBeforeLeaseEnd(
-      ClaimedMessage m, OutcomePolicy.Decision d) {
+  private OutcomePolicy.Decision notBeforeLeaseEnd(ClaimedMessage m, OutcomePolicy.Decision d) {
     if (!(d.writeBack() instanceof WriteBack.Update u) || !u.makesDue()) {
       return d;
     }
     Transition t = u.transition();
     long leftMillis =
-        java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(m.leaseEndNanos() - System.nanoTime());
+        java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(m.leaseEndNanos() - ticker.nanos());
     if (t.delayMillis() > leftMillis + 1000) {
       return d;
     }

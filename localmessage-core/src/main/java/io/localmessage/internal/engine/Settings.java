@@ -34,4 +34,5 @@ public record Settings(
     boolean wakeUps,
     TracePropagation tracing,
     boolean virtualThreads,
-    java.util.Set<String> unorderedTypes) {}
+    java.util.Set<String> unorderedTypes,
+    Ticker ticker) {}

@@ -24,12 +24,12 @@ final class Threads {
     };
   }
 
-  /** Waits for {@code pool} to terminate, at most {@code timeout}; whether it did. */
-  /** The time left until {@code deadline} (a {@link System#nanoTime()} value), never negative. */
-  static Duration left(long deadline) {
-    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+  /** The time left until {@code deadline} (a reading of {@code ticker}), never negative. */
+  static Duration left(Ticker ticker, long deadline) {
+    return Duration.ofNanos(Math.max(0, deadline - ticker.nanos()));
   }
 
+  /** Waits for {@code pool} to terminate, at most {@code timeout}; whether it did. */
   static boolean await(ExecutorService pool, Duration timeout) {
     try {
       return pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);

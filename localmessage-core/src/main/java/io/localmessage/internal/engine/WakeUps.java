@@ -50,7 +50,8 @@ final class WakeUps {
   private final ScheduledThreadPoolExecutor sender;
   private final AtomicBoolean flushScheduled = new AtomicBoolean();
   private final AtomicInteger requestsSinceFlush = new AtomicInteger();
-  private volatile long lastSentNanos = System.nanoTime() - COALESCE.toNanos();
+  private final Ticker ticker;
+  private volatile long lastSentNanos;
   private volatile boolean running;
   private volatile Thread listenerThread;
   private volatile Connection listening;
@@ -60,12 +61,15 @@ final class WakeUps {
       String table,
       String replicaId,
       EngineListener listener,
-      Duration stuckAfter) {
+      Duration stuckAfter,
+      Ticker ticker) {
+    this.ticker = ticker;
+    this.lastSentNanos = ticker.nanos() - COALESCE.toNanos();
     this.dataSource = dataSource;
     this.table = table;
     this.replicaId = replicaId;
     this.listener = listener;
-    this.health = new LoopHealth("listener", stuckAfter, this::listenerAlive);
+    this.health = new LoopHealth("listener", ticker, stuckAfter, this::listenerAlive);
     this.sender = new ScheduledThreadPoolExecutor(1, daemon("lm-notify-" + replicaId));
     this.sender.setRemoveOnCancelPolicy(true);
   }
@@ -100,7 +104,7 @@ final class WakeUps {
     if (flushScheduled.compareAndSet(false, true)) {
       // the first request after a quiet window goes out at once; the ones that follow within the
       // window share one notification at its end
-      long delay = Math.max(0, lastSentNanos + COALESCE.toNanos() - System.nanoTime());
+      long delay = Math.max(0, lastSentNanos + COALESCE.toNanos() - ticker.nanos());
       try {
         sender.schedule(this::flush, delay, TimeUnit.NANOSECONDS);
       } catch (RuntimeException closed) {
@@ -110,7 +114,7 @@ final class WakeUps {
   }
 
   private void flush() {
-    lastSentNanos = System.nanoTime();
+    lastSentNanos = ticker.nanos();
     flushScheduled.set(false);
     int covered = requestsSinceFlush.getAndSet(0);
     if (covered == 0) {

@@ -38,8 +38,9 @@ final class WriteBehind {
   private final MessageQueue messages;
   private final EngineListener listener;
   private final LoopHealth health;
+  private final Ticker ticker;
   private final int maxBatch;
-  private final java.util.function.LongConsumer retryDueInMillis;
+  private final java.util.function.ObjLongConsumer<String> retryDueInMillis;
   private final BlockingQueue<WriteItem> queue = new LinkedBlockingQueue<>();
   private final Thread thread;
   private volatile boolean running = true;
@@ -51,11 +52,13 @@ final class WriteBehind {
       Duration stuckAfter,
       int maxBatch,
       String replica,
-      java.util.function.LongConsumer retryDueInMillis) {
+      Ticker ticker,
+      java.util.function.ObjLongConsumer<String> retryDueInMillis) {
+    this.ticker = ticker;
     this.retryDueInMillis = retryDueInMillis;
     this.messages = queue;
     this.listener = listener;
-    this.health = new LoopHealth("writer", stuckAfter, this::alive);
+    this.health = new LoopHealth("writer", ticker, stuckAfter, this::alive);
     this.maxBatch = maxBatch;
     this.thread = new Thread(this::loop, "lm-writer-" + replica);
     this.thread.setDaemon(true);
@@ -155,10 +158,10 @@ final class WriteBehind {
    * #MAX_LINGER_NANOS} at most) turns several small write-backs into one.
    */
   private void collectBurst(List<WriteItem> batch) throws InterruptedException {
-    long deadline = System.nanoTime() + MAX_LINGER_NANOS;
+    long deadline = ticker.nanos() + MAX_LINGER_NANOS;
     while (batch.size() < maxBatch) {
       queue.drainTo(batch, maxBatch - batch.size());
-      long left = Math.min(BURST_GAP_NANOS, deadline - System.nanoTime());
+      long left = Math.min(BURST_GAP_NANOS, deadline - ticker.nanos());
       if (batch.size() >= maxBatch || left <= 0 || !running) {
         return;
       }
@@ -312,12 +315,12 @@ final class WriteBehind {
         .filter(i -> i.writeBack() instanceof WriteBack.Update u && u.makesDue())
         .mapToLong(i -> ((WriteBack.Update) i.writeBack()).transition().delayMillis())
         .min()
-        .ifPresent(retryDueInMillis::accept);
+        .ifPresent(millis -> retryDueInMillis.accept(bizType, millis));
     items.forEach(i -> safeRun(i.onWritten()));
   }
 
   private List<WriteItem> dropExpired(String bizType, List<WriteItem> items) {
-    long now = System.nanoTime();
+    long now = ticker.nanos();
     List<WriteItem> live = new ArrayList<>(items.size());
     List<WriteItem> expired = new ArrayList<>();
     for (WriteItem item : items) {
@@ -345,8 +348,8 @@ final class WriteBehind {
     items.forEach(i -> safeRun(i.onWritten()));
   }
 
-  private static long earliestDeadlineMillis(List<WriteItem> items) {
-    long now = System.nanoTime();
+  private long earliestDeadlineMillis(List<WriteItem> items) {
+    long now = ticker.nanos();
     long min = Long.MAX_VALUE;
     for (WriteItem i : items) {
       min = Math.min(min, i.deadlineNanos() - now);

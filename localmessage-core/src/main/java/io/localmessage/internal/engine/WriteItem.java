@@ -5,10 +5,10 @@ import java.util.function.LongSupplier;
 
 /**
  * One version-checked write-back on its way to the database. It may be retried until its deadline
- * (a {@code System.nanoTime()}: the lease end minus the write-back margin), then it is dropped. The
- * deadline is read at each check, not fixed at submit time: the lease of an outcome that waits in
- * the queue is still renewed, and its deadline moves with it. {@code onWritten} runs once the item
- * is done with, written, conflicting or dropped.
+ * (a reading of the engine's ticker: the lease end minus the write-back margin), then it is
+ * dropped. The deadline is read at each check, not fixed at submit time: the lease of an outcome
+ * that waits in the queue is still renewed, and its deadline moves with it. {@code onWritten} runs
+ * once the item is done with, written, conflicting or dropped.
  */
 record WriteItem(String bizType, WriteBack writeBack, Runnable onWritten, LongSupplier deadline) {
 

@@ -1,0 +1,170 @@
+package io.localmessage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.localmessage.internal.engine.Ticker;
+import io.localmessage.testing.DatabaseTest;
+import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.TestDatabase;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The engine's timing rules with its interval clock (the {@link Ticker}) near both ends of {@code
+ * long}: a minute above {@link Long#MIN_VALUE}, at -1, 5 seconds below {@link Long#MAX_VALUE} (it
+ * wraps to {@link Long#MIN_VALUE} while a lease is being renewed) and half a second below (it wraps
+ * while the first messages run, retry and time out). The first poll, retries after their backoff,
+ * lease renewals and handler timeouts all happen on time; a comparison of two readings instead of
+ * their difference, or a deadline computed past the wrap, shows here as a retry that waits for the
+ * 10-minute poll, a lease that runs out under a running handler, or a timeout that never fires.
+ * Timing is measured by the test on its own clock, never by the engine's.
+ */
+class PostgresTickerTest extends DatabaseTest {
+  private static final long NANOS_PER_SECOND = 1_000_000_000L;
+
+  @Override
+  protected TestDatabase createDatabase() {
+    return TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+  }
+
+  @ParameterizedTest(name = "ticker starting at {0}")
+  @ValueSource(
+      longs = {
+        Long.MIN_VALUE + 60 * NANOS_PER_SECOND,
+        -1L,
+        Long.MAX_VALUE - 5 * NANOS_PER_SECOND,
+        Long.MAX_VALUE - NANOS_PER_SECOND / 2
+      })
+  void firstPollRetriesRenewalsAndTimeoutsHappenOnTime(long start) throws Exception {
+    long built = System.nanoTime();
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .ticker(Ticker.startingAt(start))
+                .replicaId("edge")
+                // only the first round, the writer's retry times and wake-ups (off) can start work
+                .pollInterval(Duration.ofMinutes(10))
+                .wakeUps(false)
+                .lease(Duration.ofMillis(1500))
+                .writeBackMargin(Duration.ofMillis(300))
+                .concurrency(4));
+    // a second replica on the real clock takes over whatever lease the first one lets run out
+    LocalMessages other =
+        fx.build(fx.builder().replicaId("other").pollInterval(Duration.ofMillis(50)));
+
+    // the first poll runs at once on start, whatever the ticker reads
+    CountDownLatch first = new CountDownLatch(1);
+    lm.register("t.first", m -> first.countDown(), EngineFixture.config().build());
+    fx.save(lm, NewMessage.action("t.first", "f").build());
+
+    // retries after a 300 ms backoff: claimed when due, not at the next (10-minute) poll
+    List<Long> retryRuns = new CopyOnWriteArrayList<>();
+    lm.register(
+        "t.retry",
+        m -> {
+          retryRuns.add(System.nanoTime());
+          if (m.attempt() < 3) {
+            throw new IllegalStateException("not yet");
+          }
+        },
+        EngineFixture.config()
+            .maxAttempts(5)
+            .backoff(Backoff.fixed(Duration.ofMillis(300)))
+            .build());
+
+    // a handler that runs 4 leases long: renewed all along (crossing the wrap on the last start)
+    CountDownLatch longStarted = new CountDownLatch(1);
+    CountDownLatch longRelease = new CountDownLatch(1);
+    AtomicInteger longRuns = new AtomicInteger();
+    Handler longHandler =
+        m -> {
+          longRuns.incrementAndGet();
+          longStarted.countDown();
+          longRelease.await(30, TimeUnit.SECONDS);
+        };
+    HandlerConfig longConfig =
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(20)).build();
+    lm.register("t.long", longHandler, longConfig);
+    other.register("t.long", longHandler, longConfig);
+
+    // a handler past its 500 ms timeout is interrupted on time
+    AtomicLong timeoutStarted = new AtomicLong();
+    AtomicLong interruptedAfter = new AtomicLong(-1);
+    lm.register(
+        "t.timeout",
+        m -> {
+          long t0 = System.nanoTime();
+          timeoutStarted.set(t0);
+          try {
+            new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            interruptedAfter.compareAndSet(-1, System.nanoTime() - t0);
+            throw e;
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofMillis(500)).maxAttempts(1).build());
+
+    // all saved before the start: the first round claims them, nothing else would before 10 min
+    fx.save(lm, NewMessage.action("t.retry", "r").build());
+    fx.save(lm, NewMessage.action("t.long", "l").build());
+    fx.save(lm, NewMessage.action("t.timeout", "t").build());
+    lm.start();
+    assertThat(first.await(5, TimeUnit.SECONDS))
+        .as("the first poll ran the saved message")
+        .isTrue();
+
+    assertThat(longStarted.await(10, TimeUnit.SECONDS)).as("the long handler started").isTrue();
+    other.start();
+    // more than three leases: an unrenewed lease would have run out, and the other replica would
+    // have started the message a second time
+    await()
+        .during(Duration.ofMillis(5500))
+        .atMost(Duration.ofSeconds(8))
+        .until(() -> longRuns.get() == 1);
+    longRelease.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("biz_type = 't.long'") == 0);
+    assertThat(longRuns.get()).as("runs of the long handler").isEqualTo(1);
+
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> retryRuns.size() == 3);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(
+          "retry runs "
+              + retryRuns.size()
+              + "; rows: "
+              + io.localmessage.testing.Sql.string(
+                  ds,
+                  "SELECT string_agg(biz_type || ' s=' || status || ' a=' || attempts || ' due='"
+                      + " || next_retry_at || ' now=' || now() || ' owner=' || coalesce(lease_owner,"
+                      + " '-') || ' err=' || coalesce(last_error, '-'), ' | ') FROM "
+                      + fx.table),
+          e);
+    }
+    for (int i = 1; i < 3; i++) {
+      long gap = retryRuns.get(i) - retryRuns.get(i - 1);
+      assertThat(gap)
+          .as("gap before retry " + i + " (ns)")
+          .isBetween(250_000_000L, 5 * NANOS_PER_SECOND);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("biz_type = 't.retry'") == 0);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> interruptedAfter.get() >= 0);
+    assertThat(interruptedAfter.get())
+        .as("the 500 ms handler timeout fired after (ns)")
+        .isBetween(400_000_000L, 3 * NANOS_PER_SECOND);
+
+    if (start > 0) {
+      assertThat(System.nanoTime() - built)
+          .as("the ticker wrapped past Long.MAX_VALUE during the run")
+          .isGreaterThan(Long.MAX_VALUE - start);
+    }
+  }
+}
