@@ -151,20 +151,33 @@ public final class Transactions {
     return result;
   }
 
+  /** Tries of an operator action whose transaction a deadlock or serialization failure ended. */
+  static final int RETRYING_TRIES = 5;
+
   /**
-   * Runs the library's own statements in one transaction on a connection of {@code pool}, retried
-   * up to twice on a transient failure that rolled the transaction back (a deadlock or
-   * serialization failure): operator actions lock a message row while workers claim and sweep
-   * around it, and the database may pick the operator as the victim.
+   * Runs the library's own statements in one transaction on a connection of {@code pool}, tried up
+   * to {@value #RETRYING_TRIES} times on a transient failure that rolled the transaction back (a
+   * deadlock or serialization failure), after a short random pause that grows with each try (up to
+   * 20 ms times the try): operator actions lock message rows while workers claim, write back and
+   * sweep around them, and other operators act at once; the database may pick the operator as the
+   * victim, and trying again at once met the same deadlock (seen three times in a row on H2 with
+   * three operators and two replicas).
    */
   public static <T> T retrying(DataSource pool, String what, SqlWork<T> work) {
     for (int attempt = 1; ; attempt++) {
       try (Connection c = pool.getConnection()) {
         return shortTransaction(c, work);
       } catch (SQLException e) {
-        if (!SqlErrors.rolledBack(e) || attempt >= 3) {
+        if (!SqlErrors.rolledBack(e) || attempt >= RETRYING_TRIES) {
           throw new StoreException(what + " failed: " + e.getMessage(), e);
         }
+      }
+      try {
+        Thread.sleep(
+            java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 20L * attempt + 1));
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+        throw new StoreException(what + " interrupted while waiting to try again", interrupted);
       }
     }
   }

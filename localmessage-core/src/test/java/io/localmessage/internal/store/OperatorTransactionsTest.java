@@ -88,18 +88,18 @@ class OperatorTransactionsTest extends DatabaseTest {
   }
 
   @Test
-  void aThirdDeadlockInARowIsReportedWithTheActionAndNothingIsWritten() {
+  void aFifthDeadlockInARowIsReportedWithTheActionAndNothingIsWritten() {
     OperatorTransactions tx = new OperatorTransactions(ds);
     AtomicInteger attempts = new AtomicInteger();
     SQLException deadlock = new SQLException("deadlock detected", "40001");
-    // a fourth attempt would succeed: the limit, not luck, ends the retries
+    // a sixth attempt would succeed: the limit, not luck, ends the retries
     assertThatThrownBy(
             () ->
                 tx.inTransaction(
                     c -> {
                       int n = attempts.incrementAndGet();
                       insert(c, n);
-                      if (n <= 3) {
+                      if (n <= Transactions.RETRYING_TRIES) {
                         throw deadlock;
                       }
                       return null;
@@ -108,7 +108,7 @@ class OperatorTransactionsTest extends DatabaseTest {
         .isInstanceOf(StoreException.class)
         .hasMessage("requeueing dead messages failed: deadlock detected")
         .hasCause(deadlock);
-    assertThat(attempts).hasValue(3);
+    assertThat(attempts).hasValue(Transactions.RETRYING_TRIES);
     assertThat(rows(ds)).isEmpty();
   }
 
