@@ -63,6 +63,13 @@ public final class TestDatabase implements AutoCloseable {
     return name;
   }
 
+  /**
+   * Wraps every pool this kit hands out (default: none): how the SQL mutant run ({@code
+   * localmessage-faults}' {@code SqlMutantsTest}) changes the statements the suites run.
+   */
+  public static volatile java.util.function.UnaryOperator<DataSource> poolWrapper =
+      java.util.function.UnaryOperator.identity();
+
   /** A new pool of {@code size} connections; closed with this database. */
   public DataSource dataSource(int size) {
     return dataSource(size, sessionTimeZone);
@@ -92,7 +99,7 @@ public final class TestDatabase implements AutoCloseable {
     }
     HikariDataSource ds = new HikariDataSource(c);
     pools.add(ds);
-    return ds;
+    return poolWrapper.apply(ds);
   }
 
   /** Active, idle and waiting counts of a pool made by {@link #dataSource(int)}. */
