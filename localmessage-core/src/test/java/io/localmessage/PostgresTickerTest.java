@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.localmessage.internal.engine.Ticker;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.HandTicker;
+import io.localmessage.testing.Sql;
 import io.localmessage.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -14,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -26,6 +29,13 @@ import org.junit.jupiter.params.provider.ValueSource;
  * their difference, or a deadline computed past the wrap, shows here as a retry that waits for the
  * 10-minute poll, a lease that runs out under a running handler, or a timeout that never fires.
  * Timing is measured by the test on its own clock, never by the engine's.
+ *
+ * <p>The rules timed by the ticker alone (the poll interval, lease renewals, handler timeouts, the
+ * shutdown timeout) are also driven by hand ({@link HandTicker}): set an hour (or ten minutes)
+ * long, they do not fire while the test waits half a second, and fire within seconds once the test
+ * moves the ticker past them, across the wrap past {@link Long#MAX_VALUE}. An engine rule that read
+ * the system clock instead, or a wait that slept its whole length without reading the ticker again,
+ * fails here.
  */
 class PostgresTickerTest extends DatabaseTest {
   private static final long NANOS_PER_SECOND = 1_000_000_000L;
@@ -166,5 +176,159 @@ class PostgresTickerTest extends DatabaseTest {
           .as("the ticker wrapped past Long.MAX_VALUE during the run")
           .isGreaterThan(Long.MAX_VALUE - start);
     }
+  }
+
+  /** 10 minutes below {@link Long#MAX_VALUE}: each hand-driven test's jump wraps the ticker. */
+  private static final long NEAR_WRAP = Long.MAX_VALUE - 600 * NANOS_PER_SECOND;
+
+  private static final Duration QUIET = Duration.ofMillis(500);
+
+  @Test
+  void aMessageSavedWithoutAWakeUpWaitsForThePollIntervalOnTheTicker() throws Exception {
+    HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .ticker(ticker)
+                .pollInterval(Duration.ofHours(1))
+                .maintenanceInterval(Duration.ofHours(1))
+                .wakeUps(false));
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch first = new CountDownLatch(1);
+    lm.register("t.first", m -> first.countDown(), EngineFixture.config().build());
+    lm.register("t.poll", m -> runs.incrementAndGet(), EngineFixture.config().build());
+    fx.save(lm, NewMessage.action("t.first", "f").build());
+    lm.start();
+    // the first poll runs at start; the next is an hour away on the ticker
+    assertThat(first.await(5, TimeUnit.SECONDS)).as("the first poll ran").isTrue();
+    fx.save(lm, NewMessage.action("t.poll", "p").build());
+    await().during(QUIET).atMost(QUIET.plusSeconds(2)).until(() -> runs.get() == 0);
+    ticker.advance(Duration.ofMinutes(61));
+    await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() == 1);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fx.count("biz_type = 't.poll'") == 0);
+  }
+
+  @Test
+  void aLeaseIsRenewedOnceAThirdOfItPassedOnTheTicker() throws Exception {
+    HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .ticker(ticker)
+                .lease(Duration.ofHours(1))
+                .maxExecutionTime(Duration.ofHours(2)));
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    lm.register(
+        "t.renew",
+        m -> {
+          started.countDown();
+          release.await(30, TimeUnit.SECONDS);
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofHours(1)).build());
+    fx.save(lm, NewMessage.action("t.renew", "r").build());
+    lm.start();
+    try {
+      assertThat(started.await(5, TimeUnit.SECONDS)).as("the handler started").isTrue();
+      long leaseEnd = leaseEndMillis();
+      // renewals come a third into the lease (20 minutes on the ticker), not before
+      await().during(QUIET).atMost(QUIET.plusSeconds(2)).until(() -> leaseEndMillis() == leaseEnd);
+      ticker.advance(Duration.ofMinutes(21));
+      await().atMost(Duration.ofSeconds(5)).until(() -> leaseEndMillis() > leaseEnd);
+    } finally {
+      release.countDown();
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> fx.count("biz_type = 't.renew'") == 0);
+  }
+
+  @Test
+  void aHandlerTimeoutFiresWhenTheTickerPassesIt() throws Exception {
+    HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .ticker(ticker)
+                // a lease the jump does not end: the timed-out attempt's outcome is written
+                .lease(Duration.ofHours(2))
+                .maxExecutionTime(Duration.ofHours(3)));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicInteger interrupted = new AtomicInteger();
+    lm.register(
+        "t.timeout",
+        m -> {
+          started.countDown();
+          try {
+            new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            interrupted.incrementAndGet();
+            throw e;
+          }
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofHours(1)).maxAttempts(1).build());
+    fx.save(lm, NewMessage.action("t.timeout", "t").build());
+    lm.start();
+    assertThat(started.await(5, TimeUnit.SECONDS)).as("the handler started").isTrue();
+    await().during(QUIET).atMost(QUIET.plusSeconds(2)).until(() -> interrupted.get() == 0);
+    ticker.advance(Duration.ofMinutes(61));
+    await().atMost(Duration.ofSeconds(5)).until(() -> interrupted.get() == 1);
+    // its one attempt timed out: DEAD, not run again
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> fx.count("biz_type = 't.timeout' AND status = 2") == 1);
+  }
+
+  @Test
+  void closeWaitsForAHandlerUntilTheShutdownTimeoutPassesOnTheTicker() throws Exception {
+    HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
+    LocalMessages lm =
+        fx.build(
+            fx.builder()
+                .ticker(ticker)
+                .shutdownTimeout(Duration.ofMinutes(10))
+                // a lease the jump does not end: the interrupted attempt's outcome is written
+                .lease(Duration.ofHours(1))
+                .maxExecutionTime(Duration.ofHours(2)));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicInteger interrupted = new AtomicInteger();
+    lm.register(
+        "t.close",
+        m -> {
+          started.countDown();
+          try {
+            new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            interrupted.incrementAndGet();
+            throw e;
+          }
+        },
+        EngineFixture.config().build());
+    fx.save(lm, NewMessage.action("t.close", "c").build());
+    lm.start();
+    assertThat(started.await(5, TimeUnit.SECONDS)).as("the handler started").isTrue();
+    java.util.concurrent.ExecutorService closer =
+        java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> new Thread(r, "ticker-test-closer"));
+    try {
+      java.util.concurrent.Future<?> closed = closer.submit(lm::close);
+      await().during(QUIET).atMost(QUIET.plusSeconds(2)).until(() -> !closed.isDone());
+      assertThat(interrupted.get()).as("interrupted before the shutdown timeout").isZero();
+      ticker.advance(Duration.ofMinutes(11));
+      closed.get(10, TimeUnit.SECONDS);
+      assertThat(interrupted.get()).as("interrupted once the shutdown timeout passed").isEqualTo(1);
+      // the interrupted attempt is given back: the message waits to run again, not DEAD
+      assertThat(fx.count("biz_type = 't.close' AND status = 0 AND lease_owner IS NULL"))
+          .isEqualTo(1);
+    } finally {
+      closer.shutdownNow();
+      assertThat(closer.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  private long leaseEndMillis() {
+    return Sql.count(
+        ds,
+        "SELECT (extract(epoch FROM next_retry_at) * 1000)::bigint FROM "
+            + fx.table
+            + " WHERE biz_type = 't.renew'");
   }
 }

@@ -29,7 +29,7 @@ final class EngineLoops {
 
   private final Settings settings;
   private final Map<String, Registration> registrations;
-  private final Signal signal = new Signal();
+  private final Signal signal;
   private final WriteBehind writer;
   private final Executions executions;
   private final Claimer claimer;
@@ -45,6 +45,7 @@ final class EngineLoops {
       EngineListener listener,
       WakeUps wakeUps) {
     this.settings = settings;
+    this.signal = new Signal(settings.ticker());
     this.registrations = registrations;
     Slots slots = new Slots(settings.concurrency(), signal);
     this.writer =

@@ -12,6 +12,17 @@ public interface Ticker {
   /** The current reading in nanoseconds. */
   long nanos();
 
+  /**
+   * The longest a wait timed by this ticker blocks before it reads the ticker again. Unbounded for
+   * a clock that advances only with time (a wait ends when its time is up, measured by the wait); a
+   * test's ticker that it moves forward by hand returns a few milliseconds, so the engine's waits
+   * (the poll interval, a retry's due time, the grace after a full claim) end soon after it moves
+   * past their end, and a test advances time instead of sleeping through it.
+   */
+  default long waitSliceNanos() {
+    return Long.MAX_VALUE;
+  }
+
   /** {@link System#nanoTime()}. */
   Ticker SYSTEM = System::nanoTime;
 

@@ -39,7 +39,7 @@ class SlotsTest {
 
   @Test
   void aReservationTakesTheTypesSlotsAndTheTotalsOrNeither() {
-    Slots slots = new Slots(10, new Signal());
+    Slots slots = new Slots(10, new Signal(Ticker.SYSTEM));
     Registration capped = type(3, 10);
     assertThat(slots.tryReserve(capped, 0)).as("nothing to reserve").isFalse();
     assertThat(slots.tryReserve(capped, 4)).as("more than the type's 3").isFalse();
@@ -67,18 +67,20 @@ class SlotsTest {
 
   @Test
   void handlersAboutAsFastAsAClaimWakeThePollerAtHalfTheSlots() {
-    Slots slots = new Slots(100, new Signal());
+    Slots slots = new Slots(100, new Signal(Ticker.SYSTEM));
     assertThat(slots.wakeThreshold(50 * MS)).as("no claim measured yet").isEqualTo(50);
     slots.claimTook(10 * MS);
     assertThat(slots.wakeThreshold(0)).as("no handler call measured yet").isEqualTo(50);
     assertThat(slots.wakeThreshold(5 * MS)).isEqualTo(50);
     assertThat(slots.wakeThreshold(20 * MS)).as("exactly twice a claim").isEqualTo(50);
-    assertThat(new Slots(1, new Signal()).wakeThreshold(0)).as("at least one slot").isEqualTo(1);
+    assertThat(new Slots(1, new Signal(Ticker.SYSTEM)).wakeThreshold(0))
+        .as("at least one slot")
+        .isEqualTo(1);
   }
 
   @Test
   void slowHandlersWakeThePollerAtAnEighthOrWhatFreesDuringOneClaim() {
-    Slots slots = new Slots(1000, new Signal());
+    Slots slots = new Slots(1000, new Signal(Ticker.SYSTEM));
     slots.claimTook(10 * MS);
     assertThat(slots.wakeThreshold(21 * MS))
         .as("just over twice a claim: 1000 * 10 / 21 freed during a claim, capped at half")
@@ -95,7 +97,7 @@ class SlotsTest {
 
   @Test
   void belowTheThresholdAFullClaimWaitsAndAFinishedExecutionWakesOnlyAStarvedPoller() {
-    Signal signal = new Signal();
+    Signal signal = new Signal(Ticker.SYSTEM);
     Slots slots = new Slots(8, signal);
     Registration t = type(0, 8);
     assertThat(slots.tryReserve(t, 8)).isTrue();
