@@ -21,6 +21,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What the engine promises about its own bounds: a paused type is skipped while others run, a
@@ -70,6 +72,94 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     lm.admin().resume("t.a", "ops", "done");
     assertThat(lm.runOnce()).isEqualTo(1);
     assertThat(ranA.get()).isEqualTo(1);
+  }
+
+  // ------------------------------------------------------------------ what a claim may take
+
+  @ParameterizedTest(name = "ordered: {0}")
+  @ValueSource(booleans = {false, true})
+  void aReplicaNeverClaimsATypeItDoesNotHandle(boolean ordered) {
+    AtomicInteger ran = new AtomicInteger();
+    LocalMessages lm = fx.build(fx.builder().concurrency(4));
+    lm.register("t.a", m -> ran.incrementAndGet(), EngineFixture.config().ordered(ordered).build());
+    // another replica's type, due before this one's: a claim that took any due row would take it
+    // (each message its own aggregate when ordered: every one is its aggregate's head)
+    for (int i = 0; i < 5; i++) {
+      fx.save(lm, NewMessage.action("t.other", "o" + i).payload("p").aggregateId("o" + i).build());
+    }
+    for (int i = 0; i < 5; i++) {
+      fx.save(lm, NewMessage.action("t.a", "a" + i).payload("p").aggregateId("a" + i).build());
+    }
+    String versions = "SELECT SUM(version) FROM " + fx.table + " WHERE biz_type = 't.other'";
+    long before = Sql.count(ds, versions);
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.count("biz_type = 't.a'") == 0);
+    // never claimed, not even claimed and given back (each claim and release moves the version)
+    await()
+        .during(Duration.ofMillis(300))
+        .atMost(Duration.ofSeconds(3))
+        .until(
+            () ->
+                Sql.count(ds, versions) == before
+                    && fx.count("biz_type = 't.other' AND attempts = 0 AND lease_owner IS NULL")
+                        == 5);
+    assertThat(ran.get()).isEqualTo(5);
+  }
+
+  @Test
+  void aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt() {
+    AtomicInteger ran = new AtomicInteger();
+    LocalMessages lm = fx.build(fx.builder().maintenanceInterval(Duration.ofHours(1)));
+    lm.register("t.x", m -> ran.incrementAndGet(), EngineFixture.config().maxAttempts(1).build());
+    // a sentinel whose one attempt's lease ran out: the sweep at start makes it DEAD
+    SaveResult sentinel = fx.save(lm, action("t.x", "s"));
+    expireLastAttempt(sentinel.id());
+    // due in an hour: the first claim leaves it
+    SaveResult x =
+        fx.save(lm, NewMessage.action("t.x", "x").payload("p").delay(Duration.ofHours(1)).build());
+    lm.start();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> fx.count("id = ? AND status = 2", sentinel.id()) == 1);
+    // now its one attempt was used and its lease ran out; the next sweep is an hour away
+    expireLastAttempt(x.id());
+    await()
+        .during(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(3))
+        .until(() -> ran.get() == 0 && fx.count("id = ? AND attempts = 1", x.id()) == 1);
+  }
+
+  private void expireLastAttempt(long id) {
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET attempts = 1, max_attempts = 1, lease_owner = 'gone', next_retry_at ="
+            + " created_at WHERE id = ?",
+        id);
+  }
+
+  @Test
+  void aRowLockedByAnotherTransactionDoesNotHoldUpTheOthers() throws Exception {
+    List<String> ran = new CopyOnWriteArrayList<>();
+    LocalMessages lm = fx.build(fx.builder().concurrency(4));
+    lm.register("t.a", m -> ran.add(m.idemKey()), EngineFixture.config().build());
+    SaveResult locked = fx.save(lm, action("t.a", "locked"));
+    fx.save(lm, action("t.a", "free"));
+    try (java.sql.Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try (java.sql.PreparedStatement ps =
+          c.prepareStatement("SELECT id FROM " + fx.table + " WHERE id = ? FOR UPDATE")) {
+        ps.setLong(1, locked.id());
+        ps.executeQuery().close();
+      }
+      lm.start();
+      // the claim passes over the locked row instead of waiting for it
+      await().atMost(Duration.ofSeconds(5)).until(() -> ran.contains("free"));
+      assertThat(ran).as("runs while the row is locked").containsExactly("free");
+      c.rollback();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> ran.contains("locked"));
   }
 
   // ------------------------------------------------------------------ closed and crashed engines

@@ -1,6 +1,5 @@
 package io.localmessage.faults.mutants;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectUniqueId;
 import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request;
@@ -30,86 +29,108 @@ import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 
 /**
- * Generated SQL mutants (issue 50): for each target statement and each of its mutation points
- * ({@link SqlMutations}), the statement is rewritten where it runs (a wrapping data source on every
- * pool of the test kit, {@code TestDatabase.poolWrapper}) and the conformance suite's tests that
- * executed the statement unmutated run again, one at a time until one fails: killed, or survived.
- * Results go to {@code localmessage-faults/results/sql-mutants.md} as each mutant finishes, and a
- * run resumes after the mutants already there, so a long run can be done in parts.
+ * Generated SQL mutants (issue 50): every statement the engine's conformance suites execute is
+ * found by its shape (its text with the per-test table names and numbers masked), and for each of
+ * its mutation points ({@link SqlMutations}) the statement is rewritten where it runs (a wrapping
+ * data source on every pool of the test kit, {@code TestDatabase.poolWrapper}); the suites' tests
+ * that executed the statement unmutated run again, the fastest first, until one fails: killed, or
+ * survived. Nothing lists the statements: a statement the suites run is mutated. Results go to
+ * {@code localmessage-faults/results/sql-mutants[-mariadb].md} as each mutant finishes, and a run
+ * resumes after the mutants already there, so a long run can be done in parts; the baseline (which
+ * test runs which statement, and how long it takes) is kept in {@code target/} between parts.
  *
- * <p>Off by default (it runs the suite once per mutant): {@code -Dlm.mutants=true}, with {@code
- * -Dlm.mutants.seconds=N} the time after which no new mutant starts (default 600).
+ * <p>Off by default (it runs the suites once per mutant): {@code -Dlm.mutants=true}, with {@code
+ * -Dlm.mutants.seconds=N} the time after which no new mutant starts (default 600), {@code
+ * -Dlm.mutants.db=postgresql|mariadb} and {@code -Dlm.mutants.suites=EngineTest,...} (the suites'
+ * names without their database's prefix).
  */
 class SqlMutantsTest {
-  /** A statement to mutate: its name and how to recognize its text. */
-  record Target(String name, Predicate<String> matches) {}
+  /** The suites run against each mutant, without their database's prefix. */
+  static final List<String> DEFAULT_SUITES =
+      List.of(
+          "EngineTest",
+          "EngineBoundsTest",
+          "OutcomeRulesTest",
+          "OrderedSaveTest",
+          "OperatorTest",
+          "HardeningTest");
 
   /**
-   * PostgreSQL's claim (its one-type shape: no UNION of several types, no id list, no aggregate
-   * head) and write-back (outcome update, success delete).
+   * A mutant: the statements it applies to (by shape) and which of their mutation points, by number
+   * or, when {@code description} is set, by what it does.
    */
-  static final List<Target> TARGETS =
-      List.of(
-          new Target(
-              "claim",
-              sql ->
-                  sql.startsWith("WITH due AS (SELECT id, prev_owner")
-                      && !sql.contains(" UNION ALL ")
-                      && !sql.contains("= ANY(?)")
-                      && !sql.contains("NOT EXISTS")),
-          new Target(
-              "write-back update",
-              sql -> sql.startsWith("UPDATE ") && sql.contains(" t SET status = c.st")),
-          new Target(
-              "write-back delete",
-              sql -> sql.startsWith("DELETE FROM ") && sql.contains(" t USING unnest(")));
+  record Mutant(Predicate<String> shapes, int index, String description) {
+    SqlMutations.Mutation pick(String sql) {
+      List<SqlMutations.Mutation> ms = SqlMutations.of(sql);
+      if (description == null) {
+        return index < ms.size() ? ms.get(index) : null;
+      }
+      return ms.stream().filter(m -> m.description().equals(description)).findFirst().orElse(null);
+    }
+  }
 
-  static final String SUITE = "io.localmessage.PostgresEngineTest";
-  static final Path RESULTS = Path.of("results", "sql-mutants.md");
-
-  // the mutant in force: a target and a mutation point; none during the baseline
-  private static volatile Target activeTarget;
-  private static volatile int activeIndex;
+  // the mutant in force; none during the baseline
+  private static volatile Mutant active;
   private static final AtomicInteger applied = new AtomicInteger();
-  // during the baseline: which targets the running test executed, and one text of each
+  // why the last failing test failed (shown when the baseline fails)
+  private static volatile Throwable lastFailure;
+  // during the baseline: the shapes the running test executed, and one text of each
   private static final Set<String> executed = ConcurrentHashMap.newKeySet();
-  private static final Map<String, String> samples = new ConcurrentHashMap<>();
+  private static final Map<String, String> seen = new ConcurrentHashMap<>();
 
   @Test
-  void generatedSqlMutantsOfTheClaimAndTheWriteBackOnPostgreSql() throws IOException {
+  void generatedSqlMutantsOfEveryStatementTheConformanceSuitesRun() throws IOException {
     Assumptions.assumeTrue(
         Boolean.getBoolean("lm.mutants"), "the SQL mutant run is off (-Dlm.mutants=true)");
     long deadline =
         System.nanoTime() + Duration.ofSeconds(Long.getLong("lm.mutants.seconds", 600)).toNanos();
+    boolean maria = System.getProperty("lm.mutants.db", "postgresql").equalsIgnoreCase("mariadb");
+    String prefix = maria ? "io.localmessage.MariaDb" : "io.localmessage.Postgres";
+    String suitesProperty = System.getProperty("lm.mutants.suites", "");
+    List<String> suites =
+        (suitesProperty.isBlank()
+                ? DEFAULT_SUITES
+                : List.of(suitesProperty.trim().split("\\s*,\\s*")))
+            .stream().map(n -> prefix + n).toList();
+    Path resultsFile = Path.of("results", maria ? "sql-mutants-mariadb.md" : "sql-mutants.md");
+    Path baselineFile =
+        Path.of("target", "sql-mutants-baseline-" + (maria ? "mariadb" : "postgresql") + ".txt");
     TestDatabase.poolWrapper = ds -> Intercepting.dataSource(ds, SqlMutantsTest::rewrite);
     try {
       Launcher launcher = LauncherFactory.create();
-      List<String> units = units(launcher);
-      // the baseline: every test green unmutated, and which statements each one runs
-      Map<String, Set<String>> exercises = new LinkedHashMap<>();
-      for (String unit : units) {
-        executed.clear();
-        assertThat(failure(launcher, unit)).as("baseline of " + unit).isNull();
-        exercises.put(unit, Set.copyOf(executed));
+      Baseline kept = Baseline.read(baselineFile, suites);
+      Baseline baseline = kept != null ? kept : Baseline.run(launcher, suites);
+      if (kept == null) {
+        baseline.write(baselineFile, suites);
       }
-      Results results = Results.read(RESULTS);
-      for (Target target : TARGETS) {
-        String sample = samples.get(target.name());
-        assertThat(sample).as("the suite runs the " + target.name()).isNotNull();
-        List<SqlMutations.Mutation> mutations = SqlMutations.of(sample);
+      Results results = Results.read(resultsFile, maria ? "MariaDB" : "PostgreSQL", suites);
+      // the claim and the write-back first: the engine's guarantees live there
+      List<Map.Entry<String, String>> statements = new ArrayList<>(baseline.samples.entrySet());
+      statements.sort(
+          java.util.Comparator.comparing(
+              (Map.Entry<String, String> e) -> {
+                String n = Statements.name(e.getKey());
+                return n.startsWith("claim") || n.startsWith("write-back") ? 0 : 1;
+              }));
+      for (Map.Entry<String, String> statement : statements) {
+        String shape = statement.getKey();
+        String name = Statements.name(shape);
+        List<SqlMutations.Mutation> mutations = SqlMutations.of(statement.getValue());
         List<String> relevant =
-            units.stream().filter(u -> exercises.get(u).contains(target.name())).toList();
+            baseline.units.stream()
+                .filter(u -> baseline.exercises.get(u).contains(shape))
+                .sorted(java.util.Comparator.comparingLong(u -> baseline.millis.get(u)))
+                .toList();
         for (int k = 0; k < mutations.size(); k++) {
-          String key = target.name() + " #" + k;
+          String key = name + " #" + k;
           if (results.done(key)) {
             continue;
           }
           if (System.nanoTime() - deadline >= 0) {
-            results.write(RESULTS, "stopped at the time limit; run again to go on");
+            results.write(resultsFile, "stopped at the time limit; run again to go on");
             return;
           }
-          activeTarget = target;
-          activeIndex = k;
+          active = new Mutant(shape::equals, k, null);
           applied.set(0);
           String killedBy = null;
           for (String unit : relevant) {
@@ -119,38 +140,68 @@ class SqlMutantsTest {
               break;
             }
           }
-          activeTarget = null;
+          active = null;
           String outcome =
               killedBy != null ? "killed" : applied.get() == 0 ? "not run" : "survived";
-          results.add(
-              key, target.name(), mutations.get(k).description(), outcome, killedBy, RESULTS);
+          results.add(key, mutations.get(k).description(), outcome, killedBy, resultsFile);
         }
       }
-      results.write(RESULTS, "complete");
+      results.write(resultsFile, "complete");
     } finally {
-      activeTarget = null;
+      active = null;
       TestDatabase.poolWrapper = java.util.function.UnaryOperator.identity();
     }
   }
 
-  /** Applies the mutant in force to a statement of its target; records the baseline's targets. */
+  /** Mutates the statements of every pool the test kit makes from now on. */
+  static void install() {
+    TestDatabase.poolWrapper = ds -> Intercepting.dataSource(ds, SqlMutantsTest::rewrite);
+  }
+
+  static void uninstall() {
+    active = null;
+    TestDatabase.poolWrapper = java.util.function.UnaryOperator.identity();
+  }
+
+  /**
+   * Runs one test with {@code mutant} in force (none: unmutated); the display name of the failed
+   * test, or null when it passed. {@link #appliedCount()} then says how often the mutant applied.
+   */
+  static String runUnder(Launcher launcher, Mutant mutant, String unit) {
+    active = mutant;
+    applied.set(0);
+    try {
+      return failure(launcher, unit);
+    } finally {
+      active = null;
+    }
+  }
+
+  static int appliedCount() {
+    return applied.get();
+  }
+
+  static Throwable lastFailure() {
+    return lastFailure;
+  }
+
+  /** Applies the mutant in force to a statement of its shape; records the baseline's shapes. */
   private static Object rewrite(java.sql.Connection real, java.lang.reflect.Method m, Object[] a) {
     if ((m.getName().equals("prepareStatement") || m.getName().equals("prepareCall"))
         && a != null
         && a.length > 0
-        && a[0] instanceof String sql) {
-      Target active = activeTarget;
-      if (active == null) {
-        for (Target t : TARGETS) {
-          if (t.matches().test(sql)) {
-            executed.add(t.name());
-            samples.putIfAbsent(t.name(), sql);
-          }
-        }
-      } else if (active.matches().test(sql)) {
-        List<SqlMutations.Mutation> ms = SqlMutations.of(sql);
-        if (activeIndex < ms.size()) {
-          a[0] = ms.get(activeIndex).sql();
+        && a[0] instanceof String sql
+        && Statements.mutable(sql)
+        && Statements.fromLibraryCode()) {
+      String shape = Statements.shape(sql);
+      Mutant mutant = active;
+      if (mutant == null) {
+        executed.add(shape);
+        seen.putIfAbsent(shape, sql);
+      } else if (mutant.shapes().test(shape)) {
+        SqlMutations.Mutation mutation = mutant.pick(sql);
+        if (mutation != null) {
+          a[0] = mutation.sql();
           applied.incrementAndGet();
         }
       }
@@ -158,9 +209,80 @@ class SqlMutantsTest {
     return Intercepting.PROCEED;
   }
 
-  /** The suite's tests (methods and templates), by unique id. */
-  private static List<String> units(Launcher launcher) {
-    TestPlan plan = launcher.discover(request().selectors(selectClass(SUITE)).build());
+  /**
+   * Which statement shapes each test of the suites runs, one text of each shape, and how long each
+   * test took: found by running every test once unmutated (each must pass).
+   */
+  static final class Baseline {
+    final List<String> units = new ArrayList<>();
+    final Map<String, Set<String>> exercises = new LinkedHashMap<>();
+    final Map<String, Long> millis = new LinkedHashMap<>();
+    final Map<String, String> samples = new java.util.TreeMap<>();
+
+    static Baseline run(Launcher launcher, List<String> suites) {
+      Baseline b = new Baseline();
+      for (String suite : suites) {
+        for (String unit : units(launcher, suite)) {
+          executed.clear();
+          long t0 = System.nanoTime();
+          String failed = failure(launcher, unit);
+          if (failed != null) {
+            throw new AssertionError("baseline of " + unit + " failed", lastFailure);
+          }
+          b.units.add(unit);
+          b.millis.put(unit, (System.nanoTime() - t0) / 1_000_000);
+          b.exercises.put(unit, Set.copyOf(executed));
+        }
+      }
+      b.samples.putAll(seen);
+      return b;
+    }
+
+    /** The baseline kept by an earlier part of the run for the same suites, or null. */
+    static Baseline read(Path file, List<String> suites) throws IOException {
+      if (!Files.exists(file)) {
+        return null;
+      }
+      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      if (lines.isEmpty() || !lines.get(0).equals("suites " + suites)) {
+        return null;
+      }
+      Baseline b = new Baseline();
+      for (String line : lines.subList(1, lines.size())) {
+        String[] f = line.split("\t", -1);
+        if (f[0].equals("unit")) {
+          b.units.add(f[1]);
+          b.millis.put(f[1], Long.parseLong(f[2]));
+          b.exercises.put(f[1], f[3].isEmpty() ? Set.of() : Set.of(f[3].split("\u0001")));
+        } else if (f[0].equals("sample")) {
+          b.samples.put(f[1], f[2]);
+        }
+      }
+      return b;
+    }
+
+    void write(Path file, List<String> suites) throws IOException {
+      StringBuilder out = new StringBuilder("suites " + suites + "\n");
+      for (String unit : units) {
+        out.append("unit\t")
+            .append(unit)
+            .append('\t')
+            .append(millis.get(unit))
+            .append('\t')
+            .append(String.join("\u0001", exercises.get(unit)))
+            .append('\n');
+      }
+      samples.forEach(
+          (shape, sql) ->
+              out.append("sample\t").append(shape).append('\t').append(sql).append('\n'));
+      Files.createDirectories(file.getParent());
+      Files.writeString(file, out.toString(), StandardCharsets.UTF_8);
+    }
+  }
+
+  /** A suite's tests (methods and templates), by unique id. */
+  private static List<String> units(Launcher launcher, String suite) {
+    TestPlan plan = launcher.discover(request().selectors(selectClass(suite)).build());
     List<String> out = new ArrayList<>();
     for (TestIdentifier root : plan.getRoots()) {
       for (TestIdentifier d : plan.getDescendants(root)) {
@@ -187,15 +309,24 @@ class SqlMutantsTest {
     if (summary.getTotalFailureCount() == 0) {
       return null;
     }
-    return summary.getFailures().get(0).getTestIdentifier().getDisplayName();
+    var first = summary.getFailures().get(0);
+    lastFailure = first.getException();
+    return first.getTestIdentifier().getDisplayName();
   }
 
   /** The results file: one row per mutant, kept in the order written. */
   static final class Results {
     private final Map<String, String> rows = new LinkedHashMap<>();
+    private final String database;
+    private final List<String> suites;
 
-    static Results read(Path file) throws IOException {
-      Results r = new Results();
+    private Results(String database, List<String> suites) {
+      this.database = database;
+      this.suites = suites;
+    }
+
+    static Results read(Path file, String database, List<String> suites) throws IOException {
+      Results r = new Results(database, suites);
       if (Files.exists(file)) {
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
           String[] cells = line.split("\\|");
@@ -211,7 +342,7 @@ class SqlMutantsTest {
       return rows.containsKey(key);
     }
 
-    void add(String key, String target, String mutation, String outcome, String killedBy, Path file)
+    void add(String key, String mutation, String outcome, String killedBy, Path file)
         throws IOException {
       rows.put(
           key,
@@ -228,46 +359,63 @@ class SqlMutantsTest {
     }
 
     void write(Path file, String state) throws IOException {
-      Map<String, int[]> totals = new LinkedHashMap<>();
+      Map<String, int[]> totals = new java.util.TreeMap<>();
+      int[] all = new int[3];
       for (Map.Entry<String, String> row : rows.entrySet()) {
-        String target = row.getKey().substring(0, row.getKey().indexOf(" #"));
+        String target = row.getKey().substring(0, row.getKey().lastIndexOf(" #"));
         int[] t = totals.computeIfAbsent(target, k -> new int[3]);
         t[0]++;
+        all[0]++;
         if (row.getValue().contains("| killed |")) {
           t[1]++;
+          all[1]++;
         } else if (row.getValue().contains("| survived |")) {
           t[2]++;
+          all[2]++;
         }
       }
       StringBuilder md = new StringBuilder();
-      md.append("# Generated SQL mutants (PostgreSQL)\n\n")
-          .append("Written by `SqlMutantsTest` (`localmessage-faults`, `-Dlm.mutants=true`): each")
-          .append(" mutation point of a statement (a conjunct dropped, a comparison flipped, a")
+      md.append("# Generated SQL mutants (")
+          .append(database)
+          .append(")\n\nWritten by `SqlMutantsTest` (`localmessage-faults`, `-Dlm.mutants=true`):")
+          .append(" every statement the suites run, found by its shape (table names and numbers")
           .append(
-              " locking clause, an assignment or an ORDER BY dropped, a LIMIT raised) rewritten")
-          .append(" where it runs, and the tests of `PostgresEngineTest` that ran the statement")
-          .append(" run again until one fails. Run: ")
+              " masked); each of its mutation points (a conjunct dropped, a comparison flipped,")
+          .append(" a locking clause, an assignment or an ORDER BY dropped, a LIMIT raised)")
+          .append(
+              " rewritten where it runs, and the suites' tests that ran the statement run again,")
+          .append(" the fastest first, until one fails. Suites: ")
+          .append(
+              String.join(
+                  ", ",
+                  suites.stream()
+                      .map(n -> "`" + n.substring(n.lastIndexOf('.') + 1) + "`")
+                      .toList()))
+          .append(". Run: ")
           .append(state)
-          .append(
-              ".\n\n| statement | mutants | killed | survived | not run |\n| --- | ---: | ---: |")
-          .append(" ---: | ---: |\n");
-      totals.forEach(
-          (target, t) ->
-              md.append("| ")
-                  .append(target)
-                  .append(" | ")
-                  .append(t[0])
-                  .append(" | ")
-                  .append(t[1])
-                  .append(" | ")
-                  .append(t[2])
-                  .append(" | ")
-                  .append(t[0] - t[1] - t[2])
-                  .append(" |\n"));
+          .append(". Survivors are explained in `docs/design.md` 8.23.\n\n")
+          .append("| statement | mutants | killed | survived | not run |\n")
+          .append("| --- | ---: | ---: | ---: | ---: |\n");
+      totals.forEach((target, t) -> row(md, target, t));
+      row(md, "**all**", all);
       md.append("\n| mutant | mutation | outcome | killed by |\n| --- | --- | --- | --- |\n");
       rows.values().forEach(line -> md.append(line).append('\n'));
       Files.createDirectories(file.getParent());
       Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
+    }
+
+    private static void row(StringBuilder md, String target, int[] t) {
+      md.append("| ")
+          .append(target)
+          .append(" | ")
+          .append(t[0])
+          .append(" | ")
+          .append(t[1])
+          .append(" | ")
+          .append(t[2])
+          .append(" | ")
+          .append(t[0] - t[1] - t[2])
+          .append(" |\n");
     }
   }
 }
