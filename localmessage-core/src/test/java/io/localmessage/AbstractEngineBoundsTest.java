@@ -9,6 +9,7 @@ import io.localmessage.internal.engine.Engines;
 import io.localmessage.spi.EngineListener;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
+import io.localmessage.testing.Intercepting;
 import io.localmessage.testing.Sql;
 import io.localmessage.testing.StatementLog;
 import io.localmessage.testing.Waits;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -106,17 +108,28 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     assertThat(ran.get()).isEqualTo(5);
   }
 
-  @Test
-  void aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt() {
+  @ParameterizedTest(name = "ordered: {0}")
+  @ValueSource(booleans = {false, true})
+  void aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt(boolean ordered) {
     AtomicInteger ran = new AtomicInteger();
     LocalMessages lm = fx.build(fx.builder().maintenanceInterval(Duration.ofHours(1)));
-    lm.register("t.x", m -> ran.incrementAndGet(), EngineFixture.config().maxAttempts(1).build());
+    lm.register(
+        "t.x",
+        m -> ran.incrementAndGet(),
+        EngineFixture.config().maxAttempts(1).ordered(ordered).build());
     // a sentinel whose one attempt's lease ran out: the sweep at start makes it DEAD
-    SaveResult sentinel = fx.save(lm, action("t.x", "s"));
+    SaveResult sentinel =
+        fx.save(lm, NewMessage.action("t.x", "s").payload("p").aggregateId("s").build());
     expireLastAttempt(sentinel.id());
     // due in an hour: the first claim leaves it
     SaveResult x =
-        fx.save(lm, NewMessage.action("t.x", "x").payload("p").delay(Duration.ofHours(1)).build());
+        fx.save(
+            lm,
+            NewMessage.action("t.x", "x")
+                .payload("p")
+                .aggregateId("x")
+                .delay(Duration.ofHours(1))
+                .build());
     lm.start();
     await()
         .atMost(Duration.ofSeconds(10))
@@ -127,6 +140,25 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
         .during(Duration.ofSeconds(1))
         .atMost(Duration.ofSeconds(3))
         .until(() -> ran.get() == 0 && fx.count("id = ? AND attempts = 1", x.id()) == 1);
+  }
+
+  @Test
+  void anAggregateIdNamesAnAggregateOfItsOwnTypeOnly() {
+    List<String> ran = new CopyOnWriteArrayList<>();
+    LocalMessages lm = fx.build(fx.builder().concurrency(4));
+    lm.register("t.a", m -> ran.add("a"), EngineFixture.config().ordered(true).build());
+    // the same aggregate id in another type (another replica's), saved first, due in an hour
+    fx.save(
+        lm,
+        NewMessage.action("t.b", "b")
+            .payload("p")
+            .aggregateId("x")
+            .delay(Duration.ofHours(1))
+            .build());
+    fx.save(lm, NewMessage.action("t.a", "a").payload("p").aggregateId("x").build());
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> ran.contains("a"));
+    assertThat(ran).containsExactly("a");
   }
 
   private void expireLastAttempt(long id) {
@@ -160,6 +192,70 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
       c.rollback();
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> ran.contains("locked"));
+  }
+
+  // ------------------------------------------------------------------ a write-back sent twice
+
+  @Test
+  void aWriteBackWhoseCommitAcknowledgementWasLostIsNotAppliedTwice() {
+    Recording recording = new Recording();
+    // once the handler armed it, the writer's next write takes effect and then reports the
+    // connection lost (its commit, or in autocommit mode its statement): the writer cannot know its
+    // outcome is in, and sends it again
+    AtomicBoolean armed = new AtomicBoolean();
+    javax.sql.DataSource flaky =
+        Intercepting.dataSource(
+            ds,
+            (real, m, a) -> {
+              if (!armed.get() || !Thread.currentThread().getName().startsWith("lm-writer")) {
+                return Intercepting.PROCEED;
+              }
+              if (m.getName().equals("commit") && armed.compareAndSet(true, false)) {
+                real.commit();
+                throw lostAfterTheWrite();
+              }
+              if (m.getName().equals("prepareStatement") && real.getAutoCommit()) {
+                java.sql.PreparedStatement ps = (java.sql.PreparedStatement) m.invoke(real, a);
+                return java.lang.reflect.Proxy.newProxyInstance(
+                    getClass().getClassLoader(),
+                    new Class<?>[] {java.sql.PreparedStatement.class},
+                    (p, sm, sa) -> {
+                      Object result;
+                      try {
+                        result = sm.invoke(ps, sa);
+                      } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                      }
+                      if (sm.getName().startsWith("execute") && armed.compareAndSet(true, false)) {
+                        throw lostAfterTheWrite();
+                      }
+                      return result;
+                    });
+              }
+              return Intercepting.PROCEED;
+            });
+    LocalMessages lm = fx.build(fx.builder(flaky).listener(recording));
+    lm.register(
+        "t.n",
+        m -> {
+          armed.set(true);
+          // not yet: the attempt the claim counted is given back
+          throw new RetryAfter(Duration.ofHours(1), "not yet");
+        },
+        EngineFixture.config().build());
+    SaveResult s = fx.save(lm, action("t.n", "k"));
+    lm.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> recording.events.contains("cas t.n 1"));
+    assertThat(armed.get()).as("the commit failed once after committing").isFalse();
+    // applied once: the second send found the version the first one moved and changed nothing
+    assertThat(fx.count("id = ? AND attempts = 0 AND last_error = 'not yet'", s.id()))
+        .as("the given-back attempt, given back once")
+        .isEqualTo(1);
+  }
+
+  private static java.sql.SQLException lostAfterTheWrite() {
+    return new java.sql.SQLTransientConnectionException(
+        "the connection broke after the write took effect", "08006");
   }
 
   // ------------------------------------------------------------------ closed and crashed engines

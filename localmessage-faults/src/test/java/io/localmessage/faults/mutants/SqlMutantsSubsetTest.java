@@ -70,7 +70,19 @@ class SqlMutantsSubsetTest {
             "claim",
             "`<` -> `<=` in `ax_attempts = 0 OR m.attempts < m.max_attempts) ORDER BY m.ne`",
             BOUNDS,
-            "aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt()"),
+            "test-template:aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt"
+                + "(boolean)"),
+        Arguments.of(
+            "claim, ordered",
+            "`<` -> `<=` in `ax_attempts = 0 OR m.attempts < m.max_attempts) AND (m.aggreg`",
+            BOUNDS,
+            "test-template:aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt"
+                + "(boolean)"),
+        Arguments.of(
+            "claim, ordered",
+            "drop `o.biz_type = m.biz_type`",
+            BOUNDS,
+            "anAggregateIdNamesAnAggregateOfItsOwnTypeOnly()"),
         Arguments.of(
             "claim",
             "drop `SKIP LOCKED`",
@@ -86,6 +98,11 @@ class SqlMutantsSubsetTest {
             "drop `t.version = c.v`",
             BOUNDS,
             "staleWriteBacksAreCountedOnePerMessageAndCurrentOnesNotAtAll()"),
+        Arguments.of(
+            "write-back update",
+            "drop assignment `version = t.version + 1`",
+            BOUNDS,
+            "aWriteBackWhoseCommitAcknowledgementWasLostIsNotAppliedTwice()"),
         Arguments.of(
             "write-back delete",
             "drop `t.version = c.v`",

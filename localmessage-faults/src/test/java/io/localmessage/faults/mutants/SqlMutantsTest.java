@@ -42,7 +42,8 @@ import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
  * <p>Off by default (it runs the suites once per mutant): {@code -Dlm.mutants=true}, with {@code
  * -Dlm.mutants.seconds=N} the time after which no new mutant starts (default 600), {@code
  * -Dlm.mutants.db=postgresql|mariadb} and {@code -Dlm.mutants.suites=EngineTest,...} (the suites'
- * names without their database's prefix).
+ * names without their database's prefix); {@code -Dlm.mutants.rerunSurvivors=true} runs the
+ * survivors of the table again (after a test was added).
  */
 class SqlMutantsTest {
   /** The suites run against each mutant, without their database's prefix. */
@@ -69,6 +70,28 @@ class SqlMutantsTest {
     }
   }
 
+  /**
+   * Survivors that change nothing the engine promises, by statement name (without its hash) and
+   * mutation, with the reason (design 8.23). A survivor listed here is shown as equivalent.
+   */
+  static final Map<String, String> EQUIVALENT =
+      Map.of(
+          "write-back update|drop `t.status = 0`",
+          "every status change also moves the version, so the version test implies it",
+          "write-back delete|drop `t.status = 0`",
+          "every status change also moves the version, so the version test implies it",
+          "claim|`<=` -> `<` in `tatus = 0 AND m.next_retry_at <= statement_timestamp() AND (m.`",
+          "differs only for a row due in the claim's millisecond; the next claim takes it",
+          "claim, ordered|`<=` -> `<` in `tatus = 0 AND m.next_retry_at <= statement_timestamp()"
+              + " AND (m.`",
+          "differs only for a row due in the claim's millisecond; the next claim takes it");
+
+  /** The reason a survivor is equivalent, or null. */
+  static String equivalence(String key, String mutation) {
+    String statement = key.substring(0, key.lastIndexOf(" ~"));
+    return EQUIVALENT.get(statement + "|" + mutation);
+  }
+
   // the mutant in force; none during the baseline
   private static volatile Mutant active;
   private static final AtomicInteger applied = new AtomicInteger();
@@ -93,14 +116,24 @@ class SqlMutantsTest {
                 : List.of(suitesProperty.trim().split("\\s*,\\s*")))
             .stream().map(n -> prefix + n).toList();
     Path resultsFile = Path.of("results", maria ? "sql-mutants-mariadb.md" : "sql-mutants.md");
+    // after a test was added: survivors run again (the rows already killed stay)
+    boolean rerunSurvivors = Boolean.getBoolean("lm.mutants.rerunSurvivors");
     Path baselineFile =
         Path.of("target", "sql-mutants-baseline-" + (maria ? "mariadb" : "postgresql") + ".txt");
     TestDatabase.poolWrapper = ds -> Intercepting.dataSource(ds, SqlMutantsTest::rewrite);
     try {
       Launcher launcher = LauncherFactory.create();
       Baseline kept = Baseline.read(baselineFile, suites);
+      if (kept != null) {
+        // kept only while the suites hold the same tests
+        List<String> now = new ArrayList<>();
+        suites.forEach(suite -> now.addAll(units(launcher, suite)));
+        if (!now.equals(kept.units)) {
+          kept = null;
+        }
+      }
       Baseline baseline = kept != null ? kept : Baseline.run(launcher, suites);
-      if (kept == null) {
+      if (baseline != kept) {
         baseline.write(baselineFile, suites);
       }
       Results results = Results.read(resultsFile, maria ? "MariaDB" : "PostgreSQL", suites);
@@ -123,7 +156,7 @@ class SqlMutantsTest {
                 .toList();
         for (int k = 0; k < mutations.size(); k++) {
           String key = name + " #" + k;
-          if (results.done(key)) {
+          if (results.done(key) && !(rerunSurvivors && results.survived(key))) {
             continue;
           }
           if (System.nanoTime() - deadline >= 0) {
@@ -141,9 +174,17 @@ class SqlMutantsTest {
             }
           }
           active = null;
+          String mutation = mutations.get(k).description();
           String outcome =
-              killedBy != null ? "killed" : applied.get() == 0 ? "not run" : "survived";
-          results.add(key, mutations.get(k).description(), outcome, killedBy, resultsFile);
+              killedBy != null
+                  ? "killed"
+                  : applied.get() == 0
+                      ? "not run"
+                      : equivalence(key, mutation) != null ? "equivalent" : "survived";
+          if (outcome.equals("equivalent")) {
+            killedBy = equivalence(key, mutation);
+          }
+          results.add(key, mutation, outcome, killedBy, resultsFile);
         }
       }
       results.write(resultsFile, "complete");
@@ -331,7 +372,19 @@ class SqlMutantsTest {
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
           String[] cells = line.split("\\|");
           if (cells.length > 2 && cells[1].trim().contains(" #")) {
-            r.rows.put(cells[1].trim(), line);
+            String key = cells[1].trim();
+            // "| key | mutation | survived |  |": a survivor now explained is shown so
+            int mutationStart = line.indexOf(" | ", 1) + 3;
+            int outcomeAt = line.lastIndexOf(" | survived | ");
+            String reason =
+                outcomeAt > mutationStart
+                    ? equivalence(key, line.substring(mutationStart, outcomeAt).replace("\\|", "|"))
+                    : null;
+            r.rows.put(
+                key,
+                reason == null
+                    ? line
+                    : line.substring(0, outcomeAt) + " | equivalent | " + reason + " |");
           }
         }
       }
@@ -340,6 +393,10 @@ class SqlMutantsTest {
 
     boolean done(String key) {
       return rows.containsKey(key);
+    }
+
+    boolean survived(String key) {
+      return rows.containsKey(key) && rows.get(key).contains("| survived |");
     }
 
     void add(String key, String mutation, String outcome, String killedBy, Path file)
@@ -360,10 +417,10 @@ class SqlMutantsTest {
 
     void write(Path file, String state) throws IOException {
       Map<String, int[]> totals = new java.util.TreeMap<>();
-      int[] all = new int[3];
+      int[] all = new int[4];
       for (Map.Entry<String, String> row : rows.entrySet()) {
         String target = row.getKey().substring(0, row.getKey().lastIndexOf(" #"));
-        int[] t = totals.computeIfAbsent(target, k -> new int[3]);
+        int[] t = totals.computeIfAbsent(target, k -> new int[4]);
         t[0]++;
         all[0]++;
         if (row.getValue().contains("| killed |")) {
@@ -372,6 +429,9 @@ class SqlMutantsTest {
         } else if (row.getValue().contains("| survived |")) {
           t[2]++;
           all[2]++;
+        } else if (row.getValue().contains("| equivalent |")) {
+          t[3]++;
+          all[3]++;
         }
       }
       StringBuilder md = new StringBuilder();
@@ -394,11 +454,12 @@ class SqlMutantsTest {
           .append(". Run: ")
           .append(state)
           .append(". Survivors are explained in `docs/design.md` 8.23.\n\n")
-          .append("| statement | mutants | killed | survived | not run |\n")
-          .append("| --- | ---: | ---: | ---: | ---: |\n");
+          .append("| statement | mutants | killed | equivalent | survived | not run |\n")
+          .append("| --- | ---: | ---: | ---: | ---: | ---: |\n");
       totals.forEach((target, t) -> row(md, target, t));
       row(md, "**all**", all);
-      md.append("\n| mutant | mutation | outcome | killed by |\n| --- | --- | --- | --- |\n");
+      md.append("\n| mutant | mutation | outcome | killed by (or why equivalent) |\n")
+          .append("| --- | --- | --- | --- |\n");
       rows.values().forEach(line -> md.append(line).append('\n'));
       Files.createDirectories(file.getParent());
       Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
@@ -412,9 +473,11 @@ class SqlMutantsTest {
           .append(" | ")
           .append(t[1])
           .append(" | ")
+          .append(t[3])
+          .append(" | ")
           .append(t[2])
           .append(" | ")
-          .append(t[0] - t[1] - t[2])
+          .append(t[0] - t[1] - t[2] - t[3])
           .append(" |\n");
     }
   }

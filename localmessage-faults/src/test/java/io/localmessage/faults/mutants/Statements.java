@@ -42,21 +42,29 @@ final class Statements {
 
   /**
    * Whether the statement being prepared on this thread comes from the library (main code of a
-   * localmessage module), not from a test checking or arranging rows: the nearest localmessage
-   * class on the stack outside the test kit's interception, judged by where it was loaded from
+   * localmessage module), not from a test checking or arranging rows: the caller of the outermost
+   * proxied {@code prepareStatement} on the stack (data sources wrapped by tests nest, and a test's
+   * own hook may prepare the library's statement for it), judged by where its class was loaded from
    * (test classes are in a {@code test-classes} directory or a {@code -tests.jar}).
    */
   static boolean fromLibraryCode() {
     return WALKER.walk(
-        frames ->
-            frames
-                .map(StackWalker.StackFrame::getDeclaringClass)
-                .filter(c -> c.getName().startsWith("io.localmessage."))
-                .filter(c -> !c.getName().startsWith("io.localmessage.faults.mutants."))
-                .filter(c -> !c.getName().startsWith("io.localmessage.testing.Intercepting"))
-                .findFirst()
-                .map(Statements::isMainCode)
-                .orElse(false));
+        frames -> {
+          Class<?> caller = null;
+          boolean afterProxy = false;
+          for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
+            Class<?> c = f.getDeclaringClass();
+            if (c.getName().contains("$Proxy")
+                && (f.getMethodName().equals("prepareStatement")
+                    || f.getMethodName().equals("prepareCall"))) {
+              afterProxy = true;
+              caller = null;
+            } else if (afterProxy && caller == null && c.getName().startsWith("io.localmessage.")) {
+              caller = c;
+            }
+          }
+          return caller != null && isMainCode(caller);
+        });
   }
 
   private static boolean isMainCode(Class<?> c) {
