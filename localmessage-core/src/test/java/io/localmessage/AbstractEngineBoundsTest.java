@@ -122,14 +122,7 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
         fx.save(lm, NewMessage.action("t.x", "s").payload("p").aggregateId("s").build());
     expireLastAttempt(sentinel.id());
     // due in an hour: the first claim leaves it
-    SaveResult x =
-        fx.save(
-            lm,
-            NewMessage.action("t.x", "x")
-                .payload("p")
-                .aggregateId("x")
-                .delay(Duration.ofHours(1))
-                .build());
+    SaveResult x = fx.save(lm, dueInAnHour("t.x", "x", "x"));
     lm.start();
     await()
         .atMost(Duration.ofSeconds(10))
@@ -148,17 +141,19 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     LocalMessages lm = fx.build(fx.builder().concurrency(4));
     lm.register("t.a", m -> ran.add("a"), EngineFixture.config().ordered(true).build());
     // the same aggregate id in another type (another replica's), saved first, due in an hour
-    fx.save(
-        lm,
-        NewMessage.action("t.b", "b")
-            .payload("p")
-            .aggregateId("x")
-            .delay(Duration.ofHours(1))
-            .build());
+    fx.save(lm, dueInAnHour("t.b", "b", "x"));
     fx.save(lm, NewMessage.action("t.a", "a").payload("p").aggregateId("x").build());
     lm.start();
     await().atMost(Duration.ofSeconds(10)).until(() -> ran.contains("a"));
     assertThat(ran).containsExactly("a");
+  }
+
+  private static NewMessage dueInAnHour(String type, String key, String aggregateId) {
+    return NewMessage.action(type, key)
+        .payload("p")
+        .aggregateId(aggregateId)
+        .delay(Duration.ofHours(1))
+        .build();
   }
 
   private void expireLastAttempt(long id) {

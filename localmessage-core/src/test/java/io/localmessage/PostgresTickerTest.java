@@ -229,12 +229,7 @@ class PostgresTickerTest extends DatabaseTest {
   @Test
   void aLeaseIsRenewedOnceAThirdOfItPassedOnTheTicker() throws Exception {
     HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
-    LocalMessages lm =
-        fx.build(
-            fx.builder()
-                .ticker(ticker)
-                .lease(Duration.ofHours(1))
-                .maxExecutionTime(Duration.ofHours(2)));
+    LocalMessages lm = fx.build(withLease(ticker, Duration.ofHours(1)));
     CountDownLatch started = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     lm.register(
@@ -263,25 +258,13 @@ class PostgresTickerTest extends DatabaseTest {
   void aHandlerTimeoutFiresWhenTheTickerPassesIt() throws Exception {
     HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
     LocalMessages lm =
-        fx.build(
-            fx.builder()
-                .ticker(ticker)
-                // a lease the jump does not end: the timed-out attempt's outcome is written
-                .lease(Duration.ofHours(2))
-                .maxExecutionTime(Duration.ofHours(3)));
+        // a lease the jump does not end: the timed-out attempt's outcome is written
+        fx.build(withLease(ticker, Duration.ofHours(2)));
     CountDownLatch started = new CountDownLatch(1);
     AtomicInteger interrupted = new AtomicInteger();
     lm.register(
         "t.timeout",
-        m -> {
-          started.countDown();
-          try {
-            new CountDownLatch(1).await(30, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            interrupted.incrementAndGet();
-            throw e;
-          }
-        },
+        waitingUntilInterrupted(started, interrupted),
         EngineFixture.config().handlerTimeout(Duration.ofHours(1)).maxAttempts(1).build());
     fx.save(lm, NewMessage.action("t.timeout", "t").build());
     lm.start();
@@ -299,27 +282,12 @@ class PostgresTickerTest extends DatabaseTest {
   void closeWaitsForAHandlerUntilTheShutdownTimeoutPassesOnTheTicker() throws Exception {
     HandTicker ticker = HandTicker.startingAt(NEAR_WRAP);
     LocalMessages lm =
-        fx.build(
-            fx.builder()
-                .ticker(ticker)
-                .shutdownTimeout(Duration.ofMinutes(10))
-                // a lease the jump does not end: the interrupted attempt's outcome is written
-                .lease(Duration.ofHours(1))
-                .maxExecutionTime(Duration.ofHours(2)));
+        // a lease the jump does not end: the interrupted attempt's outcome is written
+        fx.build(withLease(ticker, Duration.ofHours(1)).shutdownTimeout(Duration.ofMinutes(10)));
     CountDownLatch started = new CountDownLatch(1);
     AtomicInteger interrupted = new AtomicInteger();
     lm.register(
-        "t.close",
-        m -> {
-          started.countDown();
-          try {
-            new CountDownLatch(1).await(30, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            interrupted.incrementAndGet();
-            throw e;
-          }
-        },
-        EngineFixture.config().build());
+        "t.close", waitingUntilInterrupted(started, interrupted), EngineFixture.config().build());
     fx.save(lm, NewMessage.action("t.close", "c").build());
     lm.start();
     assertThat(started.await(5, TimeUnit.SECONDS)).as("the handler started").isTrue();
@@ -340,6 +308,25 @@ class PostgresTickerTest extends DatabaseTest {
       closer.shutdownNow();
       assertThat(closer.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
     }
+  }
+
+  /** An engine on {@code ticker} with {@code lease}, and an execution cap an hour longer. */
+  private LocalMessagesBuilder withLease(HandTicker ticker, Duration lease) {
+    return fx.builder().ticker(ticker).lease(lease).maxExecutionTime(lease.plusHours(1));
+  }
+
+  /** A handler that says it started and waits (30 s at most) until interrupted, counting that. */
+  private static Handler waitingUntilInterrupted(
+      CountDownLatch started, AtomicInteger interrupted) {
+    return m -> {
+      started.countDown();
+      try {
+        new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        interrupted.incrementAndGet();
+        throw e;
+      }
+    };
   }
 
   private long leaseEndMillis() {
