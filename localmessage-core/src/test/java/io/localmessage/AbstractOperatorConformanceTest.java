@@ -422,9 +422,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
         },
         EngineFixture.config().build());
     SaveResult dead = fx.save(lm, action("t.a", "k"));
-    while (lm.runOnce() > 0) {
-      // drain
-    }
+    EngineFixture.drain(lm); // drain
     assertThat(fx.count("status = 2")).isEqualTo(1);
     AtomicReference<Thread> purgerThread = new AtomicReference<>();
     ExecutorService purger =
@@ -496,13 +494,9 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
         EngineFixture.config().ordered(true).build());
     SaveResult head = fx.save(lm, NewMessage.action("t.o", "dead-1").aggregateId("agg-1").build());
     SaveResult alone = fx.save(lm, NewMessage.action("t.o", "dead-2").aggregateId("agg-2").build());
-    while (lm.runOnce() > 0) {
-      // drain: both DEAD
-    }
+    EngineFixture.drain(lm); // drain: both DEAD
     SaveResult next = fx.save(lm, NewMessage.action("t.o", "next-1").aggregateId("agg-1").build());
-    while (lm.runOnce() > 0) {
-      // the successor waits behind its DEAD head
-    }
+    EngineFixture.drain(lm); // the successor waits behind its DEAD head
     assertThat(ran).containsExactlyInAnyOrder("dead-1", "dead-2");
 
     assertThat(lm.admin().purge(MessageStatus.DEAD, Duration.ZERO))
@@ -510,9 +504,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
         .isEqualTo(1);
     assertThat(fx.count("id = ?", alone.id())).as("the DEAD message that blocks nothing").isZero();
     assertThat(fx.count("id = ? AND status = 2", head.id())).as("the DEAD head").isEqualTo(1);
-    while (lm.runOnce() > 0) {
-      // still waiting
-    }
+    EngineFixture.drain(lm); // still waiting
     assertThat(ran).doesNotContain("next-1");
 
     assertThat(lm.admin().cancel(head.id(), "ops", "refunded by hand")).isTrue();
@@ -523,9 +515,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
               assertThat(a.action()).isEqualTo("CANCEL");
               assertThat(a.operator()).isEqualTo("ops");
             });
-    while (lm.runOnce() > 0) {
-      // the successor runs now
-    }
+    EngineFixture.drain(lm); // the successor runs now
     assertThat(ran).contains("next-1");
     assertThat(fx.count("id = ? AND status = 0", next.id())).isZero();
   }
@@ -683,9 +673,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     for (String key : List.of("a", "b", "c")) {
       ids.add(fx.save(lm, action("t.a", key)).id());
     }
-    while (lm.runOnce() > 0) {
-      // drain: all DEAD
-    }
+    EngineFixture.drain(lm); // drain: all DEAD
     assertThat(fx.count("status = 2")).isEqualTo(3);
     long first = ids.get(0);
     if (db.kind() == TestDatabase.Kind.POSTGRESQL) {
@@ -837,9 +825,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
         EngineFixture.config().build());
     fx.saveMany(lm, "t.a", 7, null);
     fx.saveMany(lm, "t.b", 5, null);
-    while (lm.runOnce() > 0) {
-      // drain
-    }
+    EngineFixture.drain(lm); // drain
     fx.save(lm, action("t.c", "pending"));
     SaveResult canceled = fx.save(lm, action("t.c", "canceled"));
     assertThat(lm.admin().cancel(canceled.id(), "ops", "obsolete")).isTrue();

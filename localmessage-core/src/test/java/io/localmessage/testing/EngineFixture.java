@@ -53,6 +53,19 @@ public final class EngineFixture implements AutoCloseable {
     return track(b.build());
   }
 
+  /**
+   * Runs {@code lm.runOnce()} until it starts nothing, at most 100 times: a drain that never ends
+   * (an engine that claims the same messages again and again) fails instead of spinning.
+   */
+  public static void drain(LocalMessages lm) {
+    for (int round = 0; round < 100; round++) {
+      if (lm.runOnce() == 0) {
+        return;
+      }
+    }
+    throw new AssertionError("runOnce still started messages after 100 rounds");
+  }
+
   /** Handler settings that fit the 5 s test lease: 2 s timeout, 10 ms fixed backoff. */
   public static HandlerConfig.Builder config() {
     return HandlerConfig.builder()

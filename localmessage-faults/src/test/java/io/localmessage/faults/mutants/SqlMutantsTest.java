@@ -345,7 +345,16 @@ class SqlMutantsTest {
   /** Runs one test; its display name when it failed, else null. */
   private static String failure(Launcher launcher, String unit) {
     SummaryGeneratingListener listener = new SummaryGeneratingListener();
-    launcher.execute(request().selectors(selectUniqueId(unit)).build(), listener);
+    // a mutant may make a test wait for ever: it fails after 3 minutes (on its own thread, so a
+    // test spinning without checking for interrupts ends too) and the mutant counts as killed
+    launcher.execute(
+        request()
+            .selectors(selectUniqueId(unit))
+            .configurationParameter("junit.jupiter.execution.timeout.default", "3 m")
+            .configurationParameter(
+                "junit.jupiter.execution.timeout.thread.mode.default", "SEPARATE_THREAD")
+            .build(),
+        listener);
     var summary = listener.getSummary();
     if (summary.getTotalFailureCount() == 0) {
       return null;
