@@ -189,6 +189,87 @@ public abstract class AbstractEngineBoundsTest extends DatabaseTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> ran.contains("locked"));
   }
 
+  // ------------------------------------------------------------------ when a message last changed
+
+  @Test
+  void anAttemptsOutcomeIsDatedWhenItIsWrittenNotWhenTheMessageWasClaimed() throws Exception {
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.a",
+        m -> {
+          inside.countDown();
+          assertThat(release.await(10, TimeUnit.SECONDS)).isTrue();
+          throw new IllegalStateException("retry later");
+        },
+        EngineFixture.config().backoff(Backoff.fixed(Duration.ofHours(1))).build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    MessageView saved = lm.admin().get(s.id()).orElseThrow();
+    java.time.Instant beforeTheClaim = aMomentAfter(saved.updatedAt());
+    lm.start();
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    MessageView claimed = lm.admin().get(s.id()).orElseThrow();
+    assertThat(claimed.updatedAt()).as("dated by its claim").isAfterOrEqualTo(beforeTheClaim);
+    // the database clock moves past the claim before the attempt ends
+    java.time.Instant beforeTheOutcome = aMomentAfter(claimed.updatedAt());
+    release.countDown();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> lm.admin().get(s.id()).orElseThrow().lastError() != null);
+    MessageView retried = lm.admin().get(s.id()).orElseThrow();
+    assertThat(retried.status()).isEqualTo(MessageStatus.PENDING);
+    assertThat(retried.updatedAt())
+        .as("updatedAt: when it last changed (the failed attempt's write-back)")
+        .isAfterOrEqualTo(beforeTheOutcome);
+  }
+
+  /** The database clock once it is past {@code t}. */
+  private java.time.Instant aMomentAfter(java.time.Instant t) {
+    await().atMost(Duration.ofSeconds(5)).until(() -> Sql.instantNow(db, ds).isAfter(t));
+    return Sql.instantNow(db, ds);
+  }
+
+  // ------------------------------------------------------------------ what one claim takes
+
+  @Test
+  void aClaimTakesNoMoreThanTheFreeSlotsAndTheLongestDueFirst() throws Exception {
+    List<String> ran = new CopyOnWriteArrayList<>();
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    LocalMessages lm = fx.build(fx.builder().concurrency(1));
+    lm.register(
+        "t.a",
+        m -> {
+          ran.add(m.idemKey());
+          inside.countDown();
+          assertThat(release.await(10, TimeUnit.SECONDS)).isTrue();
+        },
+        EngineFixture.config().build());
+    // saved first, but due after the other: its due time moved to a moment after the other's
+    SaveResult dueSecond = fx.save(lm, action("t.a", "due-second"));
+    SaveResult dueFirst = fx.save(lm, action("t.a", "due-first"));
+    aMomentAfter(lm.admin().get(dueFirst.id()).orElseThrow().nextRetryAt());
+    Sql.update(
+        ds,
+        "UPDATE " + fx.table + " SET next_retry_at = " + EngineFixture.nowSql(ds) + " WHERE id = ?",
+        dueSecond.id());
+    lm.start();
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(ran).as("the longest due runs first").containsExactly("due-first");
+    // one free slot: the claim took one message, the other is not leased
+    Waits.holds(
+        "the second message unclaimed while the only slot is busy",
+        Duration.ofMillis(300),
+        () -> {
+          MessageView waiting = lm.admin().get(dueSecond.id()).orElseThrow();
+          return waiting.attempts() == 0 && waiting.leaseOwner() == null;
+        });
+    release.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> ran.size() == 2);
+    assertThat(ran).containsExactly("due-first", "due-second");
+  }
+
   // ------------------------------------------------------------------ a write-back sent twice
 
   @Test

@@ -965,6 +965,72 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     assertThat(runs.get()).isEqualTo(2);
   }
 
+  /** Waits for {@code latch} at most {@code d}, as a handler that ignores interrupts does. */
+  static void awaitIgnoringInterrupts(CountDownLatch latch, Duration d) {
+    long end = System.nanoTime() + d.toNanos();
+    boolean interrupted = false;
+    while (latch.getCount() > 0 && end - System.nanoTime() > 0) {
+      try {
+        latch.await(end - System.nanoTime(), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Test
+  void anOutcomeArrivingAfterATakeoverIsFencedWhileTheNewOwnerStillRunsIt() throws Exception {
+    EngineFixture.Counting countingA = new EngineFixture.Counting();
+    CountDownLatch aInside = new CountDownLatch(1);
+    CountDownLatch aMayLeave = new CountDownLatch(1);
+    CountDownLatch bInside = new CountDownLatch(1);
+    CountDownLatch bMayLeave = new CountDownLatch(1);
+    LocalMessages a =
+        fx.build(
+            fx.builder()
+                .replicaId("a")
+                .lease(Duration.ofMillis(1200))
+                .maxExecutionTime(Duration.ofMillis(1200))
+                .listener(countingA));
+    a.register(
+        "t.w",
+        m -> {
+          aInside.countDown();
+          awaitIgnoringInterrupts(aMayLeave, Duration.ofSeconds(20));
+        },
+        // one slot, held by the wedged thread: a cannot claim the message again itself
+        EngineFixture.config()
+            .handlerTimeout(Duration.ofMillis(500))
+            .maxAttempts(5)
+            .concurrency(1)
+            .build());
+    a.start();
+    SaveResult s = fx.save(a, action("t.w", "k"));
+    assertThat(aInside.await(5, TimeUnit.SECONDS)).isTrue();
+    LocalMessages b = fx.build(fx.builder().replicaId("b").lease(Duration.ofSeconds(5)));
+    b.register(
+        "t.w",
+        m -> {
+          bInside.countDown();
+          assertThat(bMayLeave.await(20, TimeUnit.SECONDS)).isTrue();
+        },
+        EngineFixture.config().handlerTimeout(Duration.ofSeconds(20)).maxAttempts(5).build());
+    b.start();
+    // a's lease is no longer renewed after maxExecutionTime: b takes the message over
+    assertThat(bInside.await(10, TimeUnit.SECONDS)).isTrue();
+    // a's handler ends now, while b still runs the message: its outcome must not touch b's claim
+    aMayLeave.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> countingA.casConflicts.get() == 1);
+    assertThat(fx.count("id = ? AND lease_owner = 'b' AND status = 0 AND attempts = 2", s.id()))
+        .as("b's claim stands")
+        .isEqualTo(1);
+    bMayLeave.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.countAll() == 0);
+  }
+
   @Test
   void aWedgedHandlerPastMaxExecutionTimeLosesItsTicketAndItsOutcomeIsDropped() {
     Executions ex = new Executions();

@@ -77,6 +77,7 @@ final class DeliveryAudit {
     long reexecAfterOkDroppedByStop;
     long reexecAfterOkLongOutage;
     long overlapsOnFrozen;
+    long overlapsCutOff;
     long attemptsGivenBackByStop;
     final Map<String, Long> takeoversByCause = new HashMap<>();
     // faults that fired
@@ -104,7 +105,7 @@ final class DeliveryAudit {
               + " over max=%d burned by a graceful stop=%d claims of a live lease=%d claims not"
               + " counting the attempt=%d takeovers of a live owner=%d | explained:"
               + " re-executions after ok of killed/frozen=%d of a stop=%d of an outage longer than"
-              + " the lease allows=%d overlaps on frozen=%d attempts"
+              + " the lease allows=%d overlaps on frozen=%d on a replica cut off=%d attempts"
               + " given back by a stop=%d takeovers by cause=%s | fired: hangs ignoring"
               + " interrupts past the timeout=%d interrupted hangs=%d long handlers past the"
               + " lease=%d nul errors=%d poison rows DEAD with a reason=%d | ordered: deliveries=%d"
@@ -127,6 +128,7 @@ final class DeliveryAudit {
           reexecAfterOkDroppedByStop,
           reexecAfterOkLongOutage,
           overlapsOnFrozen,
+          overlapsCutOff,
           attemptsGivenBackByStop,
           new java.util.TreeMap<>(takeoversByCause),
           hangsIgnoringInterruptsPastTimeout,
@@ -239,10 +241,18 @@ final class DeliveryAudit {
             continue;
           }
           // A live execution keeps its lease (renewed while its thread is inside the handler),
-          // so no other delivery may start before it ends: bound 0. Only a frozen replica cannot
-          // renew; its late outcome must then be dropped (asserted by the freeze phase).
+          // so no other delivery may start before it ends: bound 0. Only a frozen replica, or one
+          // cut off from the database, cannot renew; its late outcome must then be dropped
+          // (asserted by the freeze phase; the version check drops it).
           if (w != null && within(w.frozenFromMs, d.start() - lease, effEnd)) {
             r.overlapsOnFrozen++;
+          } else if (outageWithin(ph, d.start(), later.start(), renewedLeaseLeft - margin)) {
+            // cut off from the database while it ran: renewed once a third of the lease has
+            // passed and checked every sixth (at most 1 s), its lease may have had only
+            // renewedLeaseLeft to run when the outage began, and an outage that long lets it run
+            // out (the takeover counts as "cut off"); the renewer fences and interrupts the
+            // handler as soon as it reaches the database again
+            r.overlapsCutOff++;
           } else {
             r.overlaps++;
             r.sample(

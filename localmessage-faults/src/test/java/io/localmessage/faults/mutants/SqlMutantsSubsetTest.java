@@ -24,6 +24,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
 class SqlMutantsSubsetTest {
   private static final String ENGINE = "io.localmessage.PostgresEngineTest";
   private static final String BOUNDS = "io.localmessage.PostgresEngineBoundsTest";
+  private static final String HARDENING = "io.localmessage.PostgresHardeningTest";
 
   private static Launcher launcher;
 
@@ -68,13 +69,13 @@ class SqlMutantsSubsetTest {
             "test-template:aReplicaNeverClaimsATypeItDoesNotHandle(boolean)"),
         Arguments.of(
             "claim",
-            "`<` -> `<=` in `ax_attempts = 0 OR m.attempts < m.max_attempts) ORDER BY m.ne`",
+            "`<` -> `<=` in `m.attempts < m.max_attempts`",
             BOUNDS,
             "test-template:aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt"
                 + "(boolean)"),
         Arguments.of(
             "claim, ordered",
-            "`<` -> `<=` in `ax_attempts = 0 OR m.attempts < m.max_attempts) AND (m.aggreg`",
+            "`<` -> `<=` in `m.attempts < m.max_attempts`",
             BOUNDS,
             "test-template:aLastAttemptWhoseLeaseRanOutIsNeverRunAgainBeforeTheSweepReachesIt"
                 + "(boolean)"),
@@ -88,6 +89,26 @@ class SqlMutantsSubsetTest {
             "drop `SKIP LOCKED`",
             BOUNDS,
             "aRowLockedByAnotherTransactionDoesNotHoldUpTheOthers()"),
+        Arguments.of(
+            "claim",
+            "drop assignment `version = t.version + 1`",
+            HARDENING,
+            "anOutcomeArrivingAfterATakeoverIsFencedWhileTheNewOwnerStillRunsIt()"),
+        Arguments.of(
+            "claim",
+            "`LIMIT N` -> `LIMIT (N) + N`",
+            BOUNDS,
+            "aClaimTakesNoMoreThanTheFreeSlotsAndTheLongestDueFirst()"),
+        Arguments.of(
+            "claim",
+            "drop assignment `updated_at = statement_timestamp()`",
+            BOUNDS,
+            "anAttemptsOutcomeIsDatedWhenItIsWrittenNotWhenTheMessageWasClaimed()"),
+        Arguments.of(
+            "write-back update",
+            "drop assignment `updated_at = statement_timestamp()`",
+            BOUNDS,
+            "anAttemptsOutcomeIsDatedWhenItIsWrittenNotWhenTheMessageWasClaimed()"),
         Arguments.of(
             "write-back update",
             "drop `t.id = c.id`",

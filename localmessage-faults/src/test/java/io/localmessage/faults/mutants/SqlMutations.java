@@ -1,8 +1,12 @@
 package io.localmessage.faults.mutants;
 
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * The mutation points of one SQL statement, found in its text: each conjunct of a {@code WHERE},
@@ -11,11 +15,17 @@ import java.util.Locale;
  * outside {@code SET} lists, {@code SKIP LOCKED} and {@code FOR UPDATE [SKIP LOCKED]} dropped, each
  * assignment of a {@code SET} list dropped, each {@code LIMIT n} made {@code LIMIT (n) + 1}, each
  * {@code ORDER BY} dropped. Text inside single quotes is never touched. The points are numbered in
- * the order they are found, so the same statement shape always has the same numbering. Test scope.
+ * the order they are found, so the same statement shape always has the same numbering. In a
+ * statement of {@code UNION ALL} branches (one per type, built by one loop) the same point of every
+ * branch is one mutation, as a bug in the loop would change them all. Test scope.
  */
 final class SqlMutations {
-  /** One mutation: what it does, and the statement with it applied. */
-  record Mutation(String description, String sql) {}
+  /**
+   * One mutation: what it does (table names shown as {@code T}), the same with numbers masked (the
+   * mutation in every statement of the shape, whatever its limits), and the statement with it
+   * applied.
+   */
+  record Mutation(String description, String key, String sql) {}
 
   private static final String[] CLAUSE_ENDS = {
     " ORDER BY ",
@@ -39,18 +49,74 @@ final class SqlMutations {
     String upper = sql.toUpperCase(Locale.ROOT);
     int[] depth = depths(sql);
     boolean[] quoted = quoted(sql);
+    List<Point> points = new ArrayList<>();
+    conjuncts(sql, upper, depth, quoted, points);
+    comparisons(sql, upper, depth, quoted, points);
+    locking(sql, upper, quoted, points);
+    assignments(sql, upper, depth, quoted, points);
+    limits(sql, upper, depth, quoted, points);
+    orderBys(sql, upper, depth, quoted, points);
+    // the branches of a UNION ALL are built by one loop (one per type): a point of that loop's
+    // template is one mutation, applied in every branch that has it, as a bug in the loop would be;
+    // a text that occurs twice in one branch is two points (its second "(2nd)")
+    Map<String, List<Point>> groups = new LinkedHashMap<>();
+    Map<String, String> descriptions = new java.util.HashMap<>();
+    Map<String, Integer> occurrences = new java.util.HashMap<>();
+    for (Point p : points) {
+      String text = TABLE.matcher(p.description()).replaceAll("T");
+      String key = NUMBER.matcher(text).replaceAll("N");
+      int n = occurrences.merge(branch(upper, quoted, p.start()) + "|" + key, 1, Integer::sum);
+      String suffix = n == 1 ? "" : " (" + ordinal(n) + ")";
+      groups.computeIfAbsent(key + suffix, k -> new ArrayList<>()).add(p);
+      descriptions.putIfAbsent(key + suffix, text + suffix);
+    }
     List<Mutation> out = new ArrayList<>();
-    conjuncts(sql, upper, depth, quoted, out);
-    comparisons(sql, upper, depth, quoted, out);
-    locking(sql, upper, quoted, out);
-    assignments(sql, upper, depth, quoted, out);
-    limits(sql, upper, depth, quoted, out);
-    orderBys(sql, upper, depth, quoted, out);
+    groups.forEach(
+        (key, group) -> out.add(new Mutation(descriptions.get(key), key, apply(sql, group))));
     return out;
   }
 
+  private static String ordinal(int n) {
+    return n + (n == 2 ? "nd" : n == 3 ? "rd" : "th");
+  }
+
+  /** Which branch of a UNION ALL the position lies in (0 when there is none). */
+  private static int branch(String upper, boolean[] quoted, int at) {
+    int b = 0;
+    for (int i = upper.indexOf(" UNION ALL ");
+        i >= 0 && i < at;
+        i = upper.indexOf(" UNION ALL ", i + 1)) {
+      if (!quoted[i]) {
+        b++;
+      }
+    }
+    return b;
+  }
+
+  /** One place of a statement and what replaces it there. */
+  private record Point(String description, int start, int end, String replacement) {}
+
+  private static final Pattern NUMBER = Pattern.compile("\\b\\d+\\b");
+  private static final Pattern TABLE = Pattern.compile("\\blm\\d+");
+
+  /** {@code sql} with every point of {@code group} replaced, the last first. */
+  private static String apply(String sql, List<Point> group) {
+    List<Point> byStart = new ArrayList<>(group);
+    byStart.sort(Comparator.comparingInt(Point::start).reversed());
+    StringBuilder b = new StringBuilder(sql);
+    int limit = sql.length();
+    for (Point p : byStart) {
+      if (p.end() > limit) {
+        continue; // overlaps the one after it: never in the engine's statements
+      }
+      b.replace(p.start(), p.end(), p.replacement());
+      limit = p.start();
+    }
+    return b.toString();
+  }
+
   private static void conjuncts(
-      String sql, String upper, int[] depth, boolean[] quoted, List<Mutation> out) {
+      String sql, String upper, int[] depth, boolean[] quoted, List<Point> out) {
     for (String keyword : new String[] {" WHERE ", " ON ", " AND "}) {
       for (int i = upper.indexOf(keyword); i >= 0; i = upper.indexOf(keyword, i + 1)) {
         if (quoted[i] || (keyword.equals(" ON ") && upper.startsWith(" ON CONFLICT", i))) {
@@ -62,10 +128,7 @@ final class SqlMutations {
           continue;
         }
         String conjunct = sql.substring(start, end).trim();
-        out.add(
-            new Mutation(
-                "drop `" + conjunct + "`",
-                sql.substring(0, start) + alwaysTrue(conjunct) + sql.substring(end)));
+        out.add(new Point("drop `" + conjunct + "`", start, end, alwaysTrue(conjunct)));
       }
     }
   }
@@ -119,7 +182,7 @@ final class SqlMutations {
   }
 
   private static void comparisons(
-      String sql, String upper, int[] depth, boolean[] quoted, List<Mutation> out) {
+      String sql, String upper, int[] depth, boolean[] quoted, List<Point> out) {
     for (int i = 0; i < sql.length(); i++) {
       if (quoted[i] || inSetList(upper, depth, i)) {
         continue;
@@ -137,14 +200,71 @@ final class SqlMutations {
             case ">" -> ">=";
             default -> "<>";
           };
-      int from = Math.max(0, i - 30);
-      int to = Math.min(sql.length(), i + op.length() + 30);
       out.add(
-          new Mutation(
-              "`" + op + "` -> `" + flipped + "` in `" + sql.substring(from, to).trim() + "`",
-              sql.substring(0, i) + flipped + sql.substring(i + op.length())));
+          new Point(
+              "`"
+                  + op
+                  + "` -> `"
+                  + flipped
+                  + "` in `"
+                  + comparison(sql, upper, depth, quoted, i, op)
+                  + "`",
+              i,
+              i + op.length(),
+              flipped));
       i += op.length() - 1;
     }
+  }
+
+  /**
+   * The comparison around the operator at {@code i}: from the AND, OR, WHERE, ON, WHEN, comma or
+   * parenthesis before it to the one after it at its depth ({@code m.attempts < m.max_attempts}).
+   */
+  private static String comparison(
+      String sql, String upper, int[] depth, boolean[] quoted, int i, String op) {
+    int d = depth[i];
+    int from = 0;
+    for (int j = i - 1; j >= 0; j--) {
+      if (quoted[j]) {
+        continue;
+      }
+      if (depth[j] < d || (sql.charAt(j) == '(' && depth[j] == d)) {
+        from = j + 1;
+        break;
+      }
+      String before = depth[j] == d ? boundaryAt(upper, j, BEFORE) : null;
+      if (before != null && j + before.length() <= i) {
+        from = j + before.length();
+        break;
+      }
+    }
+    int to = sql.length();
+    for (int j = i + op.length(); j < sql.length(); j++) {
+      if (quoted[j]) {
+        continue;
+      }
+      if (depth[j] < d
+          || (sql.charAt(j) == ')' && depth[j] == d)
+          || (depth[j] == d && (boundaryAt(upper, j, AFTER) != null || endsClause(upper, j)))) {
+        to = j;
+        break;
+      }
+    }
+    return sql.substring(from, to).trim();
+  }
+
+  private static final String[] BEFORE = {
+    " AND ", " OR ", " WHERE ", " ON ", " WHEN ", " THEN ", " ELSE ", " SET ", ","
+  };
+  private static final String[] AFTER = {" AND ", " OR ", " THEN ", " ELSE ", " END", ","};
+
+  private static String boundaryAt(String upper, int j, String[] boundaries) {
+    for (String b : boundaries) {
+      if (upper.startsWith(b, j)) {
+        return b;
+      }
+    }
+    return null;
   }
 
   /** The comparison operator starting at {@code i}, or null ({@code :=}, {@code ::}, arrows no). */
@@ -199,23 +319,20 @@ final class SqlMutations {
     return upper.length();
   }
 
-  private static void locking(String sql, String upper, boolean[] quoted, List<Mutation> out) {
+  private static void locking(String sql, String upper, boolean[] quoted, List<Point> out) {
     for (String clause : new String[] {" FOR UPDATE SKIP LOCKED", " SKIP LOCKED", " FOR UPDATE"}) {
       for (int i = upper.indexOf(clause); i >= 0; i = upper.indexOf(clause, i + 1)) {
         if (quoted[i]
             || (clause.equals(" FOR UPDATE") && upper.startsWith(" FOR UPDATE SKIP LOCKED", i))) {
           continue;
         }
-        out.add(
-            new Mutation(
-                "drop `" + clause.trim() + "`",
-                sql.substring(0, i) + sql.substring(i + clause.length())));
+        out.add(new Point("drop `" + clause.trim() + "`", i, i + clause.length(), ""));
       }
     }
   }
 
   private static void assignments(
-      String sql, String upper, int[] depth, boolean[] quoted, List<Mutation> out) {
+      String sql, String upper, int[] depth, boolean[] quoted, List<Point> out) {
     for (int set = upper.indexOf(" SET "); set >= 0; set = upper.indexOf(" SET ", set + 1)) {
       if (quoted[set]) {
         continue;
@@ -241,15 +358,17 @@ final class SqlMutations {
         int cutFrom = k == 0 ? item[0] : items.get(k - 1)[1];
         int cutTo = k == 0 ? items.get(1)[0] : item[1];
         out.add(
-            new Mutation(
+            new Point(
                 "drop assignment `" + sql.substring(item[0], item[1]).trim() + "`",
-                sql.substring(0, cutFrom) + sql.substring(cutTo)));
+                cutFrom,
+                cutTo,
+                ""));
       }
     }
   }
 
   private static void limits(
-      String sql, String upper, int[] depth, boolean[] quoted, List<Mutation> out) {
+      String sql, String upper, int[] depth, boolean[] quoted, List<Point> out) {
     for (int i = upper.indexOf(" LIMIT "); i >= 0; i = upper.indexOf(" LIMIT ", i + 1)) {
       if (quoted[i]) {
         continue;
@@ -263,14 +382,16 @@ final class SqlMutations {
       }
       String limit = sql.substring(start, end);
       out.add(
-          new Mutation(
+          new Point(
               "`LIMIT " + limit + "` -> `LIMIT (" + limit + ") + 1`",
-              sql.substring(0, start) + "(" + limit + ") + 1" + sql.substring(end)));
+              start,
+              end,
+              "(" + limit + ") + 1"));
     }
   }
 
   private static void orderBys(
-      String sql, String upper, int[] depth, boolean[] quoted, List<Mutation> out) {
+      String sql, String upper, int[] depth, boolean[] quoted, List<Point> out) {
     for (int i = upper.indexOf(" ORDER BY "); i >= 0; i = upper.indexOf(" ORDER BY ", i + 1)) {
       if (quoted[i]) {
         continue;
@@ -288,10 +409,7 @@ final class SqlMutations {
           break;
         }
       }
-      out.add(
-          new Mutation(
-              "drop `" + sql.substring(i, end).trim() + "`",
-              sql.substring(0, i) + sql.substring(end)));
+      out.add(new Point("drop `" + sql.substring(i, end).trim() + "`", i, end, ""));
     }
   }
 

@@ -66,4 +66,29 @@ class SqlMutationsTest {
                 assertThat(m.sql())
                     .startsWith("UPDATE lm1 SET  b = ? WHERE x = ? AND (y = 0 OR z < 3)"));
   }
+
+  @Test
+  void theBranchesOfAUnionAllAreMutatedTogetherAsTheLoopThatBuildsThem() {
+    String sql =
+        "WITH due AS (SELECT id FROM lm1 m WHERE m.biz_type = ? AND m.status = 0 LIMIT 8"
+            + " UNION ALL SELECT id FROM lm1 m WHERE m.biz_type = ? AND m.status = 0 LIMIT 3)"
+            + " UPDATE lm1 t SET version = t.version + 1, lease_owner = ? FROM due WHERE t.id = due.id";
+    List<SqlMutations.Mutation> ms = SqlMutations.of(sql);
+    assertThat(ms)
+        .filteredOn(m -> m.description().equals("drop `m.status = 0`"))
+        .singleElement()
+        .satisfies(m -> assertThat(m.sql()).isEqualTo(sql.replace("m.status = 0", "1 = 1")));
+    // the limits differ in number only: one mutant raises both
+    assertThat(ms)
+        .filteredOn(m -> m.description().startsWith("`LIMIT"))
+        .singleElement()
+        .satisfies(m -> assertThat(m.sql()).contains("LIMIT (8) + 1", "LIMIT (3) + 1"));
+    // points outside the branches stay one each, comparisons are named by their own text
+    assertThat(ms).filteredOn(m -> m.description().equals("drop `t.id = due.id`")).hasSize(1);
+    assertThat(ms)
+        .filteredOn(m -> m.description().equals("`=` -> `<>` in `m.status = 0`"))
+        .singleElement()
+        .satisfies(
+            m -> assertThat(m.sql()).contains("m.status <> 0 LIMIT 8", "m.status <> 0 LIMIT 3"));
+  }
 }
