@@ -888,6 +888,37 @@ public abstract class AbstractEngineConformanceTest extends DatabaseTest {
   }
 
   @Test
+  void eachTypesSuccessesAreKeptForItsOwnRetention() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register(
+        "t.a", m -> {}, EngineFixture.config().retainSucceeded(Duration.ofMillis(1)).build());
+    lm.register("t.b", m -> {}, EngineFixture.config().retainSucceeded(Duration.ofDays(1)).build());
+    SaveResult a = fx.save(lm, action("t.a", "k"));
+    SaveResult b = fx.save(lm, action("t.b", "k"));
+    EngineFixture.drain(lm);
+    // runOnce's maintenance purges t.a's success once it is a millisecond old, not t.b's
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              lm.runOnce();
+              return fx.count("id = ?", a.id()) == 0;
+            });
+    assertThat(lm.admin().get(b.id()).orElseThrow().status()).isEqualTo(MessageStatus.SUCCEEDED);
+  }
+
+  @Test
+  void aDuplicateSaveAnswersWithTheIdOfItsOwnTypesMessage() {
+    LocalMessages lm = fx.build(fx.builder());
+    SaveResult a = fx.save(lm, action("t.a", "same-key"));
+    SaveResult b = fx.save(lm, action("t.b", "same-key"));
+    assertThat(b.duplicate()).as("an idem key is unique per type").isFalse();
+    SaveResult again = fx.save(lm, action("t.b", "same-key"));
+    assertThat(again.duplicate()).isTrue();
+    assertThat(again.id()).isEqualTo(b.id()).isNotEqualTo(a.id());
+  }
+
+  @Test
   void batchHandlerCompletesEachTicketFromItsOwnOutcome() {
     LocalMessages lm = fx.build(fx.builder().concurrency(10));
     List<Integer> sizes = Collections.synchronizedList(new ArrayList<>());

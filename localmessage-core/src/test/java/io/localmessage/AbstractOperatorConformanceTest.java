@@ -520,6 +520,72 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     assertThat(fx.count("id = ? AND status = 0", next.id())).isZero();
   }
 
+  @Test
+  void aDeadPurgeKeepsOnlyHeadsThatALaterMessageOfTheirOwnTypeStillWaitsBehind() {
+    LocalMessages lm = fx.build(fx.builder());
+    List<String> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+    io.localmessage.Handler handler =
+        m -> {
+          ran.add(m.idemKey());
+          if (m.idemKey().startsWith("dead")) {
+            throw new PermanentFailure("no");
+          }
+        };
+    // "t.a" (unordered, successes kept) is purged first, as types go in order; both types use
+    // the aggregate id "agg-1"
+    lm.register(
+        "t.a", handler, EngineFixture.config().retainSucceeded(Duration.ofHours(1)).build());
+    lm.register("t.o", handler, EngineFixture.config().ordered(true).build());
+    SaveResult deadA = fx.save(lm, NewMessage.action("t.a", "dead-a").aggregateId("agg-1").build());
+    SaveResult deadA2 =
+        fx.save(lm, NewMessage.action("t.a", "dead-a2").aggregateId("agg-2").build());
+    SaveResult headO = fx.save(lm, NewMessage.action("t.o", "dead-o").aggregateId("agg-1").build());
+    EngineFixture.drain(lm); // all three DEAD
+    fx.save(lm, NewMessage.action("t.a", "ok-a").aggregateId("agg-2").build());
+    fx.save(lm, NewMessage.action("t.o", "next-o").aggregateId("agg-1").build());
+    EngineFixture.drain(lm); // ok-a succeeds (kept); next-o waits behind t.o's DEAD head
+    assertThat(ran).containsExactlyInAnyOrder("dead-a", "dead-a2", "dead-o", "ok-a");
+
+    assertThat(lm.admin().purge(MessageStatus.DEAD, Duration.ZERO)).isEqualTo(2);
+    assertThat(fx.count("id = ?", deadA.id()))
+        .as("t.a's DEAD message: a later message of t.o's aggregate agg-1 does not wait on it")
+        .isZero();
+    assertThat(fx.count("id = ?", deadA2.id()))
+        .as("a DEAD message whose later message of its aggregate has succeeded")
+        .isZero();
+    assertThat(fx.count("id = ? AND status = 2", headO.id()))
+        .as("t.o's DEAD head, kept while t.a was purged before it")
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aDeadPurgeCountsAgeFromWhenTheMessageDiedNotFromItsLastLeaseEnd() throws SQLException {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register("t.a", m -> {}, EngineFixture.config().maxAttempts(1).build());
+    SaveResult s = fx.save(lm, action("t.a", "k"));
+    io.localmessage.spi.Dialect dialect;
+    try (Connection c = ds.getConnection()) {
+      dialect = io.localmessage.spi.Dialects.detect(c);
+    }
+    // its one attempt's worker crashed, and the lease ran out two hours ago
+    Sql.update(
+        ds,
+        "UPDATE "
+            + fx.table
+            + " SET attempts = 1, max_attempts = 1, lease_owner = 'gone', version = 1,"
+            + " next_retry_at = "
+            + dialect.plusMillis(dialect.now())
+            + " WHERE id = ?",
+        -Duration.ofHours(2).toMillis(),
+        s.id());
+    EngineFixture.drain(lm); // the sweep: DEAD from now on
+    assertThat(fx.count("id = ? AND status = 2", s.id())).isEqualTo(1);
+    assertThat(lm.admin().purge(MessageStatus.DEAD, Duration.ofHours(1)))
+        .as("DEAD for a moment, not for two hours")
+        .isZero();
+    assertThat(lm.admin().purge(MessageStatus.DEAD, Duration.ZERO)).isEqualTo(1);
+  }
+
   /**
    * Operators and replicas acting on one table at once: every action either takes effect once (and
    * is audited once) or gets a clear answer, and the audit trail explains the final state of every

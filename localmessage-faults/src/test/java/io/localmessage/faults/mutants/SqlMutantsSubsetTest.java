@@ -25,6 +25,7 @@ class SqlMutantsSubsetTest {
   private static final String ENGINE = "io.localmessage.PostgresEngineTest";
   private static final String BOUNDS = "io.localmessage.PostgresEngineBoundsTest";
   private static final String HARDENING = "io.localmessage.PostgresHardeningTest";
+  private static final String OPERATOR = "io.localmessage.PostgresOperatorTest";
 
   private static Launcher launcher;
 
@@ -109,6 +110,16 @@ class SqlMutantsSubsetTest {
             "drop assignment `updated_at = statement_timestamp()`",
             BOUNDS,
             "anAttemptsOutcomeIsDatedWhenItIsWrittenNotWhenTheMessageWasClaimed()"),
+        Arguments.of(
+            "DELETE FROM T WHERE (id) IN",
+            "drop `s.biz_type = h.biz_type`",
+            OPERATOR,
+            "aDeadPurgeKeepsOnlyHeadsThatALaterMessageOfTheirOwnTypeStillWaitsBehind()"),
+        Arguments.of(
+            "DELETE FROM T WHERE (id) IN",
+            "drop `updated_at < (statement_timestamp() + ? * interval '1 millisecond')`",
+            OPERATOR,
+            "aDeadPurgeCountsAgeFromWhenTheMessageDiedNotFromItsLastLeaseEnd()"),
         Arguments.of(
             "write-back update",
             "drop `t.id = c.id`",

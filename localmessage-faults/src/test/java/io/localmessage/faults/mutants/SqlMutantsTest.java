@@ -75,21 +75,79 @@ class SqlMutantsTest {
     }
   }
 
+  private static final String CONTROL_ROW =
+      "only creates a type's control row ahead of the pause, which creates a missing row itself"
+          + " (the early row spares InnoDB's gap locks; the outcome is the same)";
+
+  private static final String MILLISECOND =
+      "differs only for a row that changed in the cutoff's millisecond, which the next purge takes";
+
   /**
    * Survivors that change nothing the engine promises, by statement name (without its hash) and
    * mutation, with the reason (design 8.23). A survivor listed here is shown as equivalent.
    */
   static final Map<String, String> EQUIVALENT =
-      Map.of(
-          "write-back update|drop `t.status = 0`",
-          "every status change also moves the version, so the version test implies it",
-          "write-back delete|drop `t.status = 0`",
-          "every status change also moves the version, so the version test implies it",
-          "claim|`<=` -> `<` in `m.next_retry_at <= statement_timestamp()`",
-          "differs only for a row due in the claim's millisecond; the next claim takes it",
-          "claim|drop `ORDER BY m.next_retry_at`",
-          "the due index (biz_type, status, next_retry_at) the claim reads returns rows in that"
-              + " order anyway; aClaimTakesNoMoreThanTheFreeSlotsAndTheLongestDueFirst checks it");
+      Map.ofEntries(
+          Map.entry(
+              "DELETE FROM T WHERE (id) IN|`<` -> `<=` in `next_retry_at < (statement_timestamp()"
+                  + " + ? * interval '1 millisecond')`",
+              MILLISECOND),
+          Map.entry(
+              "DELETE FROM T WHERE (id) IN|`<` -> `<=` in `updated_at < (statement_timestamp() +"
+                  + " ? * interval '1 millisecond')`",
+              MILLISECOND),
+          Map.entry(
+              "DELETE FROM T_inbox WHERE (consumer, message_id)|`<` -> `<=` in `received_at <"
+                  + " (statement_timestamp() + ? * interval '1 millisecond')`",
+              MILLISECOND),
+          Map.entry(
+              "DELETE FROM T WHERE (id) IN|drop `next_retry_at < (statement_timestamp() + ? *"
+                  + " interval '1 millisecond')`",
+              "every terminal row's next_retry_at is at most its updated_at, so updated_at <"
+                  + " cutoff implies it (it is there for the due index's range)"),
+          Map.entry(
+              "DELETE FROM T WHERE (id) IN|drop `updated_at < (statement_timestamp() + ? *"
+                  + " interval '1 millisecond')`",
+              "SUCCEEDED and CANCELED rows get next_retry_at and updated_at from one statement,"
+                  + " so next_retry_at < cutoff decides alike (DEAD rows: killed by"
+                  + " aDeadPurgeCountsAgeFromWhenTheMessageDiedNotFromItsLastLeaseEnd)"),
+          Map.entry(
+              "DELETE FROM T WHERE (id) IN|drop `h.biz_type = ?`",
+              "the outer statement keeps to the type, and a head is a head by later messages of"
+                  + " its own type"),
+          Map.entry(
+              "DELETE FROM T WHERE (id) IN|drop `h.status = 2`",
+              "the outer statement keeps to DEAD rows, so only DEAD heads are ever left out"),
+          Map.entry("SELECT N FROM T_control WHERE biz_type|drop `biz_type = ?`", CONTROL_ROW),
+          Map.entry(
+              "SELECT N FROM T_control WHERE biz_type|`=` -> `<>` in `biz_type = ?`", CONTROL_ROW),
+          Map.entry(
+              "SELECT biz_type, status, lease_owner, next_retry_at, CASE|`>` -> `>=` in"
+                  + " `next_retry_at > statement_timestamp()`",
+              "differs only for a lease ending in the statement's millisecond"),
+          Map.entry(
+              "SELECT COUNT(*) FROM T WHERE biz_type|drop `biz_type = ?`",
+              "the heads it counts are of the type already (h.biz_type = ?)"),
+          Map.entry(
+              "SELECT COUNT(*) FROM T WHERE biz_type|drop `status = ?`",
+              "the heads it counts are DEAD already (h.status = 2)"),
+          Map.entry(
+              "SELECT COUNT(*) FROM T WHERE biz_type|drop `h.biz_type = ?`",
+              "the outer condition keeps to the type"),
+          Map.entry(
+              "write-back update|drop `t.status = 0`",
+              "every status change also moves the version, so the version test implies it"),
+          Map.entry(
+              "write-back delete|drop `t.status = 0`",
+              "every status change also moves the version, so the version test implies it"),
+          Map.entry(
+              "claim|`<=` -> `<` in `m.next_retry_at <= statement_timestamp()`",
+              "differs only for a row due in the claim's millisecond; the next claim takes it"),
+          Map.entry(
+              "claim|drop `ORDER BY m.next_retry_at`",
+              "the due index (biz_type, status, next_retry_at) the claim reads returns rows in"
+                  + " that order anyway; aClaimTakesNoMoreThanTheFreeSlotsAndTheLongestDueFirst"
+                  + " checks it"));
 
   /** The reason a survivor is equivalent, or null. */
   static String equivalence(String key, String mutation) {
