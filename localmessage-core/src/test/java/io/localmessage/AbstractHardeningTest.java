@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.localmessage.admin.MessageView;
+import io.localmessage.spi.EngineListener;
 import io.localmessage.testing.DatabaseTest;
 import io.localmessage.testing.EngineFixture;
 import io.localmessage.testing.Sql;
@@ -965,6 +966,24 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     assertThat(runs.get()).isEqualTo(2);
   }
 
+  /** Replica "a", whose leases are renewed for 1.2 s of a handler's run at most. */
+  private LocalMessagesBuilder cappedReplicaA(EngineListener listener) {
+    return fx.builder()
+        .replicaId("a")
+        .lease(Duration.ofMillis(1200))
+        .maxExecutionTime(Duration.ofMillis(1200))
+        .listener(listener);
+  }
+
+  /** One slot, held by the wedged thread: replica a cannot claim the message again itself. */
+  private static HandlerConfig oneWedgedSlot() {
+    return EngineFixture.config()
+        .handlerTimeout(Duration.ofMillis(500))
+        .maxAttempts(5)
+        .concurrency(1)
+        .build();
+  }
+
   /** Waits for {@code latch} at most {@code d}, as a handler that ignores interrupts does. */
   static void awaitIgnoringInterrupts(CountDownLatch latch, Duration d) {
     long end = System.nanoTime() + d.toNanos();
@@ -988,25 +1007,14 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     CountDownLatch aMayLeave = new CountDownLatch(1);
     CountDownLatch bInside = new CountDownLatch(1);
     CountDownLatch bMayLeave = new CountDownLatch(1);
-    LocalMessages a =
-        fx.build(
-            fx.builder()
-                .replicaId("a")
-                .lease(Duration.ofMillis(1200))
-                .maxExecutionTime(Duration.ofMillis(1200))
-                .listener(countingA));
+    LocalMessages a = fx.build(cappedReplicaA(countingA));
     a.register(
         "t.w",
         m -> {
           aInside.countDown();
           awaitIgnoringInterrupts(aMayLeave, Duration.ofSeconds(20));
         },
-        // one slot, held by the wedged thread: a cannot claim the message again itself
-        EngineFixture.config()
-            .handlerTimeout(Duration.ofMillis(500))
-            .maxAttempts(5)
-            .concurrency(1)
-            .build());
+        oneWedgedSlot());
     a.start();
     SaveResult s = fx.save(a, action("t.w", "k"));
     assertThat(aInside.await(5, TimeUnit.SECONDS)).isTrue();
@@ -1037,13 +1045,7 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
     EngineFixture.Counting countingA = new EngineFixture.Counting();
     HandlerConfig config =
         EngineFixture.config().handlerTimeout(Duration.ofMillis(500)).maxAttempts(5).build();
-    LocalMessages a =
-        fx.build(
-            fx.builder()
-                .replicaId("a")
-                .lease(Duration.ofMillis(1200))
-                .maxExecutionTime(Duration.ofMillis(1200))
-                .listener(countingA));
+    LocalMessages a = fx.build(cappedReplicaA(countingA));
     a.register(
         "t.w",
         m -> {
@@ -1054,12 +1056,7 @@ public abstract class AbstractHardeningTest extends DatabaseTest {
             ex.leave(m, "a", start);
           }
         },
-        // one slot, held by the wedged thread: a cannot claim the ticket again itself
-        EngineFixture.config()
-            .handlerTimeout(Duration.ofMillis(500))
-            .maxAttempts(5)
-            .concurrency(1)
-            .build());
+        oneWedgedSlot());
     a.start();
     fx.save(a, action("t.w", "k"));
     await().atMost(Duration.ofSeconds(5)).until(() -> ex.active.size() == 1);

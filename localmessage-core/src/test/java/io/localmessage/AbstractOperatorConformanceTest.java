@@ -52,6 +52,12 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     return NewMessage.action(type, key).payload("{\"n\":1}").build();
   }
 
+  /** A handler whose every run ends its message DEAD. */
+  static final Handler FAILS_FOR_GOOD =
+      m -> {
+        throw new PermanentFailure("no");
+      };
+
   // ------------------------------------------------------------------ unstorable text
 
   @Test
@@ -415,12 +421,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
   @Test
   void aDeadPurgeWaitingBehindARequeueLeavesTheRequeuedMessage() throws Exception {
     LocalMessages lm = fx.build(fx.builder());
-    lm.register(
-        "t.a",
-        m -> {
-          throw new PermanentFailure("no");
-        },
-        EngineFixture.config().build());
+    lm.register("t.a", FAILS_FOR_GOOD, EngineFixture.config().build());
     SaveResult dead = fx.save(lm, action("t.a", "k"));
     EngineFixture.drain(lm); // drain
     assertThat(fx.count("status = 2")).isEqualTo(1);
@@ -556,6 +557,19 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     assertThat(fx.count("id = ? AND status = 2", headO.id()))
         .as("t.o's DEAD head, kept while t.a was purged before it")
         .isEqualTo(1);
+  }
+
+  @Test
+  void requeueAllDeadOfOneTypeLeavesTheDeadMessagesOfOtherTypes() {
+    LocalMessages lm = fx.build(fx.builder());
+    lm.register("t.a", FAILS_FOR_GOOD, EngineFixture.config().build());
+    lm.register("t.b", FAILS_FOR_GOOD, EngineFixture.config().build());
+    SaveResult a = fx.save(lm, action("t.a", "a"));
+    SaveResult b = fx.save(lm, action("t.b", "b"));
+    EngineFixture.drain(lm); // both DEAD
+    assertThat(lm.admin().requeueAllDead("t.a", "ops", "fixed")).isEqualTo(1);
+    assertThat(fx.count("id = ? AND status = 0", a.id())).isEqualTo(1);
+    assertThat(fx.count("id = ? AND status = 2", b.id())).as("t.b's, left DEAD").isEqualTo(1);
   }
 
   @Test
@@ -729,12 +743,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
     org.junit.jupiter.api.Assumptions.assumeTrue(
         db.kind() != TestDatabase.Kind.H2, "H2 triggers are Java classes; PostgreSQL and MariaDB");
     LocalMessages lm = fx.build(fx.builder().purgeBatchSize(1));
-    lm.register(
-        "t.a",
-        m -> {
-          throw new PermanentFailure("no");
-        },
-        EngineFixture.config().build());
+    lm.register("t.a", FAILS_FOR_GOOD, EngineFixture.config().build());
     List<Long> ids = new ArrayList<>();
     for (String key : List.of("a", "b", "c")) {
       ids.add(fx.save(lm, action("t.a", key)).id());
@@ -877,12 +886,7 @@ public abstract class AbstractOperatorConformanceTest extends DatabaseTest {
   @Test
   void purgeWithoutATypeGoesTypeByTypeAndKeepsRecentAndPendingTickets() {
     LocalMessages lm = fx.build(fx.builder().purgeBatchSize(3));
-    lm.register(
-        "t.a",
-        m -> {
-          throw new PermanentFailure("no");
-        },
-        EngineFixture.config().build());
+    lm.register("t.a", FAILS_FOR_GOOD, EngineFixture.config().build());
     lm.register(
         "t.b",
         m -> {

@@ -34,12 +34,7 @@ class PostgresOperatorTest extends AbstractOperatorConformanceTest {
   void aPurgeLeavesARowAnotherTransactionHoldsForTheNextPurgeInsteadOfWaiting(MessageStatus status)
       throws Exception {
     LocalMessages lm = fx.build(fx.builder());
-    lm.register(
-        "t.a",
-        m -> {
-          throw new PermanentFailure("no");
-        },
-        EngineFixture.config().build());
+    lm.register("t.a", FAILS_FOR_GOOD, EngineFixture.config().build());
     SaveResult held = fx.save(lm, NewMessage.action("t.a", "held").payload("p").build());
     SaveResult free = fx.save(lm, NewMessage.action("t.a", "free").payload("p").build());
     if (status == MessageStatus.DEAD) {

@@ -126,6 +126,21 @@ class SqlMutantsTest {
                   + " `next_retry_at > statement_timestamp()`",
               "differs only for a lease ending in the statement's millisecond"),
           Map.entry(
+              "SELECT id FROM T WHERE biz_type|drop `status = 2`",
+              "requeueAllDead's own lock and update take only rows still DEAD (status = 2)"),
+          Map.entry(
+              "SELECT id FROM T WHERE biz_type|`<=` -> `<` in `updated_at <="
+                  + " (statement_timestamp() + ? * interval '1 millisecond')`",
+              "differs only for a message that died in the call's first millisecond"),
+          Map.entry(
+              "SELECT biz_type, status, COUNT(*), SUM(CASE WHEN|`<=` -> `<` in `next_retry_at <="
+                  + " statement_timestamp()`",
+              "a backlog count differs only for a message due in the statement's millisecond"),
+          Map.entry(
+              "SELECT biz_type, status, COUNT(*), SUM(CASE WHEN|`>` -> `>=` in `next_retry_at >"
+                  + " statement_timestamp()`",
+              "a leased count differs only for a lease ending in the statement's millisecond"),
+          Map.entry(
               "SELECT COUNT(*) FROM T WHERE biz_type|drop `biz_type = ?`",
               "the heads it counts are of the type already (h.biz_type = ?)"),
           Map.entry(
